@@ -1,0 +1,93 @@
+"""Idempotency keys, kept by core so in-process and HTTP callers get the same guarantee.
+
+The record is looked up and written inside the same write transaction as the change it guards:
+a repeat within 24 hours with the same payload gets the original result and creates nothing; a
+different payload is a conflict; a failed attempt leaves no record, so a retry runs again. Stores
+serialise writers, so two concurrent calls with one key cannot both create.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from typing import Any, Callable, Protocol, TypeVar
+
+import attrs
+
+from .errors import Conflict, ValidationError
+from .events import jsonable
+from .permissions import Actor
+from .uow import Tx
+
+__all__ = ["IdempotencyRecord", "IdempotencyRepository", "run_idempotent", "fingerprint", "RETENTION"]
+
+T = TypeVar("T")
+RETENTION = dt.timedelta(hours=24)
+
+
+@attrs.frozen(kw_only=True)
+class IdempotencyRecord:
+    organization_id: str
+    principal: str
+    key: str
+    operation: str
+    fingerprint: str
+    result: Any
+    created_at: dt.datetime
+
+
+class IdempotencyRepository(Protocol):
+    def get(self, organization_id: str, principal: str, key: str) -> IdempotencyRecord | None: ...
+
+    def put(self, record: IdempotencyRecord) -> None:
+        """Insert, or replace an expired record with the same key."""
+
+    def purge(self, before: dt.datetime) -> int: ...
+
+
+def fingerprint(operation: str, payload: Any) -> str:
+    body = json.dumps([operation, jsonable(payload)], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str) or not 1 <= len(key) <= 255 or not key.isprintable():
+        raise ValidationError.field("Idempotency-Key", key, "must be 1 to 255 printable characters")
+    return key
+
+
+def run_idempotent(
+    tx: Tx,
+    actor: Actor,
+    key: str | None,
+    operation: str,
+    payload: Any,
+    now: dt.datetime,
+    run: Callable[[], T],
+) -> T:
+    if key is None:
+        return run()
+    key = _check_key(key)
+    digest = fingerprint(operation, payload)
+    found = tx.idempotency.get(actor.organization_id, actor.principal, key)
+    if found is not None and found.created_at > now - RETENTION:
+        if found.fingerprint != digest:
+            raise Conflict(
+                "this Idempotency-Key was already used with a different request",
+                {"field": "Idempotency-Key", "value": key, "operation": found.operation},
+            )
+        return found.result  # type: ignore[no-any-return]
+    result = run()
+    tx.idempotency.put(
+        IdempotencyRecord(
+            organization_id=actor.organization_id,
+            principal=actor.principal,
+            key=key,
+            operation=operation,
+            fingerprint=digest,
+            result=result,
+            created_at=now,
+        )
+    )
+    return result

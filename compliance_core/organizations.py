@@ -1,0 +1,145 @@
+"""Organizations and their plans: the tenant every other record belongs to."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from typing import Protocol
+
+import attrs
+
+from .errors import NotFound, ValidationError
+from .permissions import Actor, authorize
+from .ratelimit import RateLimitPolicy
+from .uow import UnitOfWork
+from .validation import choice, text
+
+__all__ = [
+    "Plan",
+    "PLAN_LIMITS",
+    "ENTERPRISE_DEFAULT",
+    "Organization",
+    "OrganizationRepository",
+    "OrganizationService",
+    "check_limits",
+    "NewOrganization",
+]
+
+
+class Plan(enum.StrEnum):
+    FREE = "free"
+    STARTER = "starter"
+    PROFESSIONAL = "professional"
+    ENTERPRISE = "enterprise"
+
+
+PLAN_LIMITS = {
+    Plan.FREE: RateLimitPolicy(30, 60),
+    Plan.STARTER: RateLimitPolicy(60, 120),
+    Plan.PROFESSIONAL: RateLimitPolicy(300, 600),
+}
+# Used for an Enterprise organization until its negotiated figures are set.
+ENTERPRISE_DEFAULT = RateLimitPolicy(1200, 2400)
+
+
+@attrs.frozen(kw_only=True)
+class Organization:
+    id: str
+    name: str
+    plan: Plan
+    rate_limit_rpm: int | None = None
+    rate_limit_burst: int | None = None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @property
+    def rate_limit(self) -> RateLimitPolicy:
+        if self.plan is Plan.ENTERPRISE:
+            return RateLimitPolicy(
+                self.rate_limit_rpm or ENTERPRISE_DEFAULT.requests_per_minute,
+                self.rate_limit_burst or ENTERPRISE_DEFAULT.burst,
+            )
+        return PLAN_LIMITS[self.plan]
+
+
+@attrs.frozen(kw_only=True)
+class NewOrganization:
+    name: str = attrs.field(converter=text(200))
+    plan: Plan = attrs.field(default=Plan.PROFESSIONAL, converter=choice(Plan))
+
+
+class OrganizationRepository(Protocol):
+    def add(self, organization: Organization) -> None: ...
+
+    def get(self, organization_id: str) -> Organization | None: ...
+
+    def update(self, organization: Organization) -> None: ...
+
+
+def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | None, int | None]:
+    """Negotiated figures belong to Enterprise only; burst may never be below the rate."""
+    for field, value in (("rpm", rpm), ("burst", burst)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
+            raise ValidationError.field(field, value, "must be an integer from 1 to 1000000")
+        if plan is not Plan.ENTERPRISE:
+            raise ValidationError.field(field, value, "only the enterprise plan takes negotiated limits")
+    if plan is Plan.ENTERPRISE:
+        rpm = rpm or ENTERPRISE_DEFAULT.requests_per_minute
+        burst = burst or 2 * rpm  # the published plans all allow twice their rate as burst
+        if burst < rpm:
+            raise ValidationError.field("burst", burst, "must be at least the requests per minute")
+    return rpm, burst
+
+
+@attrs.define
+class OrganizationService:
+    uow: UnitOfWork
+
+    def create(self, name: str, plan: Plan | str = Plan.PROFESSIONAL, *, rpm: int | None = None,
+               burst: int | None = None) -> Organization:
+        """Operator action (CLI, embedding app): there is no caller inside the tenant yet."""
+        with self.uow.write() as tx:
+            organization = self.new(name, plan, rpm=rpm, burst=burst)
+            tx.organizations.add(organization)
+        return organization
+
+    def new(self, name: str, plan: Plan | str, *, rpm: int | None, burst: int | None) -> Organization:
+        data = NewOrganization(name=name, plan=plan)
+        rpm, burst = check_limits(data.plan, rpm, burst)
+        now = self.uow.clock.now()
+        return Organization(
+            id=self.uow.ids.new("org"),
+            name=data.name,
+            plan=data.plan,
+            rate_limit_rpm=rpm,
+            rate_limit_burst=burst,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def get(self, actor: Actor) -> Organization:
+        authorize(actor, "organization:read")
+        with self.uow.read() as session:
+            return _require(session.organizations.get(actor.organization_id), actor.organization_id)
+
+    def set_plan(self, actor: Actor, plan: Plan | str, *, rpm: int | None = None,
+                 burst: int | None = None) -> Organization:
+        authorize(actor, "organization:update")
+        plan = choice(Plan).converter(plan, attrs.fields(NewOrganization).plan)
+        rpm, burst = check_limits(plan, rpm, burst)
+        with self.uow.write() as tx:
+            current = _require(tx.organizations.get(actor.organization_id), actor.organization_id)
+            updated = attrs.evolve(
+                current, plan=plan, rate_limit_rpm=rpm, rate_limit_burst=burst,
+                updated_at=self.uow.clock.now(),
+            )
+            tx.organizations.update(updated)
+        return updated
+
+
+def _require(organization: Organization | None, organization_id: str) -> Organization:
+    if organization is None:
+        raise NotFound.resource("organization", organization_id)
+    return organization

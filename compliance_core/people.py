@@ -1,0 +1,249 @@
+"""People: the members of an organization, unique by e-mail within it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from .errors import Conflict, NotFound, ValidationError
+from .idempotency import run_idempotent
+from .pagination import Page, PageRequest
+from .permissions import Actor, Role, authorize, ensure_can_grant
+from .uow import UnitOfWork
+from .validation import UNSET, Unset, boolean, choice, email, optional_choice, optional_text, text, wire_name
+
+__all__ = [
+    "Department",
+    "Person",
+    "NewPerson",
+    "PersonPatch",
+    "PersonFilter",
+    "PersonRepository",
+    "PeopleService",
+    "MAX_BULK",
+]
+
+MAX_BULK = 1000
+"""The most people one bulk-create call takes; it is all-or-nothing."""
+
+
+class Department(enum.StrEnum):
+    NONE = "none"
+    ADMIN = "admin"
+    GOV = "gov"
+    HR = "hr"
+    IT = "it"
+    ITSM = "itsm"
+    QMS = "qms"
+
+
+@attrs.frozen(kw_only=True)
+class Person:
+    id: str
+    organization_id: str
+    name: str
+    email: str
+    role: Role = Role.EMPLOYEE
+    department: Department = Department.NONE
+    job_title: str | None = None
+    is_active: bool = True
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class NewPerson:
+    name: str = attrs.field(converter=text(200))
+    email: str = attrs.field(converter=email)
+    role: Role = attrs.field(default=Role.EMPLOYEE, converter=choice(Role))
+    department: Department = attrs.field(default=Department.NONE, converter=choice(Department))
+    job_title: str | None = attrs.field(default=None, converter=optional_text(200))
+    is_active: bool = attrs.field(default=True, converter=boolean)
+
+
+_NEW = attrs.fields(NewPerson)
+
+
+def _patch(field: Any) -> Any:
+    return attrs.field(default=UNSET, converter=field.converter)
+
+
+@attrs.frozen(kw_only=True)
+class PersonPatch:
+    name: str | Unset = _patch(_NEW.name)
+    email: str | Unset = _patch(_NEW.email)
+    role: Role | Unset = _patch(_NEW.role)
+    department: Department | Unset = _patch(_NEW.department)
+    job_title: str | None | Unset = _patch(_NEW.job_title)
+    is_active: bool | Unset = _patch(_NEW.is_active)
+
+    def changes(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in attrs.fields(PersonPatch) if getattr(self, f.name) is not UNSET}
+
+
+@attrs.frozen(kw_only=True)
+class PersonFilter:
+    role: Role | None = attrs.field(default=None, converter=optional_choice(Role))
+    department: Department | None = attrs.field(default=None, converter=optional_choice(Department))
+    is_active: bool | None = None
+
+    def matches(self, person: Person) -> bool:
+        return all(
+            expected is None or getattr(person, name) == expected
+            for name, expected in attrs.asdict(self, recurse=False).items()
+        )
+
+
+class PersonRepository(Protocol):
+    def add(self, person: Person) -> None:
+        """Raise ``Conflict`` if the e-mail is already taken in the organization."""
+
+    def get(self, organization_id: str, person_id: str) -> Person | None: ...
+
+    def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
+        """Which of these e-mails already belong to someone in the organization."""
+
+    def update(self, person: Person) -> None: ...
+
+    def list(self, organization_id: str, filters: PersonFilter, page: PageRequest) -> tuple[list[Person], int]: ...
+
+
+def _entry(index: int, item: Any) -> NewPerson:
+    """One bulk entry, with the entry's index in any error."""
+    if isinstance(item, NewPerson):
+        return item
+    if not isinstance(item, Mapping):
+        raise ValidationError("entry must be an object", {"index": index, "field": None, "value": item, "reason": "must be an object"})
+    known = {f.name for f in _NEW}
+    for key in item:
+        if key not in known:
+            raise ValidationError("unknown field", {"index": index, "field": wire_name(str(key)), "value": item[key], "reason": "unknown field"})
+    for key in ("name", "email"):
+        if key not in item:
+            raise ValidationError("missing field", {"index": index, "field": key, "value": None, "reason": "is required"})
+    try:
+        return NewPerson(**item)
+    except ValidationError as error:
+        raise ValidationError(error.message, {"index": index, **error.details}) from None
+
+
+@attrs.define
+class PeopleService:
+    uow: UnitOfWork
+
+    def list(self, actor: Actor, filters: PersonFilter | None = None, page: PageRequest | None = None) -> Page[Person]:
+        authorize(actor, "person:read")
+        filters = filters or PersonFilter()
+        page = page or PageRequest()
+        with self.uow.read() as session:
+            items, total = session.people.list(actor.organization_id, filters, page)
+        return Page(items=tuple(items), total=total, page=page.page, per_page=page.per_page)
+
+    def get(self, actor: Actor, person_id: str) -> Person:
+        authorize(actor, "person:read")
+        with self.uow.read() as session:
+            return _require(session.people.get(actor.organization_id, person_id), person_id)
+
+    def create(self, actor: Actor, data: NewPerson, *, idempotency_key: str | None = None) -> Person:
+        authorize(actor, "person:create")
+        ensure_can_grant(actor, data.role)
+        now = self.uow.clock.now()
+
+        def create() -> Person:
+            if tx.people.find_emails(actor.organization_id, [data.email]):
+                raise _taken(data.email)
+            person = self._new(actor, data, now)
+            tx.people.add(person)
+            return person
+
+        with self.uow.write() as tx:
+            return run_idempotent(tx, actor, idempotency_key, "people.create", data, now, create)
+
+    def bulk_create(self, actor: Actor, members: Sequence[NewPerson | Mapping[str, Any]], *,
+                    idempotency_key: str | None = None) -> tuple[Person, ...]:
+        """All or nothing: any invalid entry rejects the whole batch, and the error's
+        ``details.errors`` lists each bad entry's index, field, value and reason."""
+        authorize(actor, "person:create")
+        if not isinstance(members, Sequence) or isinstance(members, (str, bytes)):
+            raise ValidationError.field("members", members, "must be a list")
+        if not 1 <= len(members) <= MAX_BULK:
+            raise ValidationError.field("members", len(members), f"must hold 1 to {MAX_BULK} entries")
+        entries: list[NewPerson] = []
+        errors: list[dict[str, Any]] = []
+        seen: dict[str, int] = {}
+        for index, item in enumerate(members):
+            try:
+                entry = _entry(index, item)
+                ensure_can_grant(actor, entry.role)
+            except ValidationError as error:
+                errors.append(error.details)
+                continue
+            if entry.email in seen:
+                errors.append({"index": index, "field": "email", "value": entry.email,
+                               "reason": f"repeats entry {seen[entry.email]}"})
+            seen.setdefault(entry.email, index)
+            entries.append(entry)
+        if errors:
+            raise ValidationError(f"{len(errors)} of {len(members)} entries are invalid; none were created",
+                                  {"field": "members", "errors": errors})
+        now = self.uow.clock.now()
+
+        def create() -> tuple[Person, ...]:
+            taken = tx.people.find_emails(actor.organization_id, [e.email for e in entries])
+            if taken:
+                raise Conflict(
+                    f"{len(taken)} e-mail(s) already belong to people in this organization; none were created",
+                    {"field": "members", "errors": [
+                        {"index": i, "field": "email", "value": e.email, "reason": "already exists"}
+                        for i, e in enumerate(entries) if e.email in taken
+                    ]},
+                )
+            people = tuple(self._new(actor, entry, now) for entry in entries)
+            for person in people:
+                tx.people.add(person)
+            return people
+
+        with self.uow.write() as tx:
+            return run_idempotent(tx, actor, idempotency_key, "people.bulk_create", entries, now, create)
+
+    def update(self, actor: Actor, person_id: str, patch: PersonPatch) -> Person:
+        authorize(actor, "person:update")
+        changes = patch.changes()
+        if "role" in changes:
+            ensure_can_grant(actor, changes["role"])
+        with self.uow.write() as tx:
+            current = _require(tx.people.get(actor.organization_id, person_id), person_id)
+            ensure_can_grant(actor, current.role)
+            if not changes:
+                return current
+            if changes.get("email", current.email) != current.email and tx.people.find_emails(
+                actor.organization_id, [changes["email"]]
+            ):
+                raise _taken(changes["email"])
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx.people.update(updated)
+        return updated
+
+    def _new(self, actor: Actor, data: NewPerson, now: dt.datetime) -> Person:
+        return Person(
+            id=self.uow.ids.new("mem"),
+            organization_id=actor.organization_id,
+            created_at=now,
+            updated_at=now,
+            **attrs.asdict(data, recurse=False),
+        )
+
+
+def _taken(address: str) -> Conflict:
+    return Conflict("a person with this e-mail already exists in the organization",
+                    {"field": "email", "value": address})
+
+
+def _require(person: Person | None, person_id: str) -> Person:
+    if person is None:
+        raise NotFound.resource("person", person_id)
+    return person

@@ -1,0 +1,414 @@
+"""The vendor register: GDPR Art. 28 records, DORA Art. 28-30 ICT third parties and an ISO 27001
+supplier inventory in one model."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from .errors import NotFound, ValidationError
+from .idempotency import run_idempotent
+from .pagination import Page, PageRequest
+from .permissions import Actor, authorize
+from .uow import Session, UnitOfWork
+from .validation import (
+    EEA_COUNTRIES,
+    UNSET,
+    Unset,
+    boolean,
+    choice,
+    country,
+    date,
+    optional_choice,
+    optional_country,
+    optional_id,
+    optional_text,
+    text,
+    url,
+    wire_name,
+)
+
+__all__ = [
+    "VendorCategory",
+    "VendorStatus",
+    "Likelihood",
+    "Impact",
+    "Criticality",
+    "DpaStatus",
+    "TransferMechanism",
+    "PurposeCategory",
+    "SubProcessor",
+    "Vendor",
+    "NewVendor",
+    "VendorPatch",
+    "VendorFilter",
+    "VendorRepository",
+    "VendorService",
+]
+
+
+class VendorCategory(enum.StrEnum):
+    CLOUD = "cloud"
+    INFRASTRUCTURE = "infrastructure"
+    SOFTWARE_AS_A_SERVICE = "software_as_a_service"
+    FINANCE = "finance"
+    MARKETING = "marketing"
+    SALES = "sales"
+    HR = "hr"
+    OTHER = "other"
+
+
+class VendorStatus(enum.StrEnum):
+    NOT_ASSESSED = "not_assessed"
+    IN_PROGRESS = "in_progress"
+    ASSESSED = "assessed"
+
+
+class Likelihood(enum.StrEnum):
+    VERY_UNLIKELY = "very_unlikely"
+    UNLIKELY = "unlikely"
+    POSSIBLE = "possible"
+    LIKELY = "likely"
+    VERY_LIKELY = "very_likely"
+
+
+class Impact(enum.StrEnum):
+    INSIGNIFICANT = "insignificant"
+    MINOR = "minor"
+    MODERATE = "moderate"
+    MAJOR = "major"
+    SEVERE = "severe"
+
+
+class Criticality(enum.StrEnum):
+    CRITICAL = "critical"
+    IMPORTANT = "important"
+    STANDARD = "standard"
+
+
+class DpaStatus(enum.StrEnum):
+    SIGNED = "signed"
+    PENDING = "pending"
+    NOT_REQUIRED = "not_required"
+
+
+class TransferMechanism(enum.StrEnum):
+    """GDPR Chapter V grounds for sending personal data outside the EEA (Art. 45-46, 49)."""
+
+    ADEQUACY_DECISION = "adequacy_decision"
+    STANDARD_CONTRACTUAL_CLAUSES = "standard_contractual_clauses"
+    BINDING_CORPORATE_RULES = "binding_corporate_rules"
+    CODE_OF_CONDUCT = "code_of_conduct"
+    CERTIFICATION = "certification"
+    DEROGATION = "derogation"
+
+
+class PurposeCategory(enum.StrEnum):
+    HOSTING = "hosting"
+    DATA_STORAGE = "data_storage"
+    ANALYTICS = "analytics"
+    COMMUNICATIONS = "communications"
+    PAYMENTS = "payments"
+    CUSTOMER_SUPPORT = "customer_support"
+    SECURITY = "security"
+    SOFTWARE_DEVELOPMENT = "software_development"
+    MARKETING = "marketing"
+    HUMAN_RESOURCES = "human_resources"
+    OTHER = "other"
+
+
+@attrs.frozen(kw_only=True)
+class SubProcessor:
+    name: str = attrs.field(converter=text(255))
+    country: str = attrs.field(converter=country)
+    purpose_category: PurposeCategory = attrs.field(converter=choice(PurposeCategory))
+
+
+MAX_SUB_PROCESSORS = 200
+
+
+def _sub_processors(value: Any, field: attrs.Attribute) -> Any:
+    if value is UNSET:
+        return value
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError.field("subProcessors", value, "must be a list")
+    if len(value) > MAX_SUB_PROCESSORS:
+        raise ValidationError.field("subProcessors", len(value), f"at most {MAX_SUB_PROCESSORS} entries")
+    entries = []
+    for index, item in enumerate(value):
+        where = f"subProcessors[{index}]"
+        if isinstance(item, SubProcessor):
+            entries.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise ValidationError.field(where, item, "must be an object with name, country, purposeCategory")
+        known = {f.name for f in attrs.fields(SubProcessor)}
+        for key in item:
+            if key not in known:
+                raise ValidationError.field(f"{where}.{wire_name(str(key))}", item[key], "unknown field")
+        for key in known - set(item):
+            raise ValidationError.field(f"{where}.{wire_name(key)}", None, "is required")
+        try:
+            entries.append(SubProcessor(**item))
+        except ValidationError as error:
+            inner = error.details["field"]
+            raise ValidationError.field(f"{where}.{inner}", error.details["value"], error.details["reason"]) from None
+    return tuple(entries)
+
+
+sub_processors = attrs.Converter(_sub_processors, takes_field=True)
+
+
+@attrs.frozen(kw_only=True)
+class Vendor:
+    id: str
+    organization_id: str
+    name: str
+    description: str = ""
+    category: VendorCategory = VendorCategory.OTHER
+    status: VendorStatus = VendorStatus.NOT_ASSESSED
+    inherent_probability: Likelihood = Likelihood.VERY_UNLIKELY
+    inherent_impact: Impact = Impact.INSIGNIFICANT
+    residual_probability: Likelihood = Likelihood.VERY_UNLIKELY
+    residual_impact: Impact = Impact.INSIGNIFICANT
+    website: str | None = None
+    assignee_id: str | None = None
+    country: str | None = None
+    criticality: Criticality = Criticality.STANDARD
+    ict_service: bool = False
+    processes_personal_data: bool = False
+    is_sub_processor: bool = False
+    dpa_status: DpaStatus | None = None
+    dpa_signed_at: dt.date | None = None
+    dpa_url: str | None = None
+    last_reviewed_at: dt.date | None = None
+    next_review_due: dt.date | None = None
+    sub_processors: tuple[SubProcessor, ...] = ()
+    transfer_mechanism: TransferMechanism | None = None
+    archived: bool = False
+    archived_at: dt.datetime | None = None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class NewVendor:
+    name: str = attrs.field(converter=text(255))
+    description: str = attrs.field(default="", converter=optional_text(5000))
+    category: VendorCategory = attrs.field(default=VendorCategory.OTHER, converter=choice(VendorCategory))
+    status: VendorStatus = attrs.field(default=VendorStatus.NOT_ASSESSED, converter=choice(VendorStatus))
+    inherent_probability: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
+    inherent_impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
+    residual_probability: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
+    residual_impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
+    website: str | None = attrs.field(default=None, converter=url)
+    assignee_id: str | None = attrs.field(default=None, converter=optional_id)
+    country: str | None = attrs.field(default=None, converter=optional_country)
+    criticality: Criticality = attrs.field(default=Criticality.STANDARD, converter=choice(Criticality))
+    ict_service: bool = attrs.field(default=False, converter=boolean)
+    processes_personal_data: bool = attrs.field(default=False, converter=boolean)
+    is_sub_processor: bool = attrs.field(default=False, converter=boolean)
+    dpa_status: DpaStatus | None = attrs.field(default=None, converter=optional_choice(DpaStatus))
+    dpa_signed_at: dt.date | None = attrs.field(default=None, converter=date)
+    dpa_url: str | None = attrs.field(default=None, converter=url)
+    last_reviewed_at: dt.date | None = attrs.field(default=None, converter=date)
+    next_review_due: dt.date | None = attrs.field(default=None, converter=date)
+    sub_processors: tuple[SubProcessor, ...] = attrs.field(default=(), converter=sub_processors)
+    transfer_mechanism: TransferMechanism | None = attrs.field(
+        default=None, converter=optional_choice(TransferMechanism)
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.description is None:
+            object.__setattr__(self, "description", "")
+
+
+def _patch(field: Any) -> Any:
+    """The same field as on NewVendor, but absent (UNSET) unless the caller sends it."""
+    return attrs.field(default=UNSET, converter=field.converter)
+
+
+_NEW = attrs.fields(NewVendor)
+
+
+@attrs.frozen(kw_only=True)
+class VendorPatch:
+    """A partial update: only fields that are not UNSET change; nullable ones accept None."""
+
+    name: str | Unset = _patch(_NEW.name)
+    description: str | None | Unset = _patch(_NEW.description)
+    category: VendorCategory | Unset = _patch(_NEW.category)
+    status: VendorStatus | Unset = _patch(_NEW.status)
+    inherent_probability: Likelihood | Unset = _patch(_NEW.inherent_probability)
+    inherent_impact: Impact | Unset = _patch(_NEW.inherent_impact)
+    residual_probability: Likelihood | Unset = _patch(_NEW.residual_probability)
+    residual_impact: Impact | Unset = _patch(_NEW.residual_impact)
+    website: str | None | Unset = _patch(_NEW.website)
+    assignee_id: str | None | Unset = _patch(_NEW.assignee_id)
+    country: str | None | Unset = _patch(_NEW.country)
+    criticality: Criticality | Unset = _patch(_NEW.criticality)
+    ict_service: bool | Unset = _patch(_NEW.ict_service)
+    processes_personal_data: bool | Unset = _patch(_NEW.processes_personal_data)
+    is_sub_processor: bool | Unset = _patch(_NEW.is_sub_processor)
+    dpa_status: DpaStatus | None | Unset = _patch(_NEW.dpa_status)
+    dpa_signed_at: dt.date | None | Unset = _patch(_NEW.dpa_signed_at)
+    dpa_url: str | None | Unset = _patch(_NEW.dpa_url)
+    last_reviewed_at: dt.date | None | Unset = _patch(_NEW.last_reviewed_at)
+    next_review_due: dt.date | None | Unset = _patch(_NEW.next_review_due)
+    sub_processors: tuple[SubProcessor, ...] | Unset = _patch(_NEW.sub_processors)
+    transfer_mechanism: TransferMechanism | None | Unset = _patch(_NEW.transfer_mechanism)
+
+    def changes(self) -> dict[str, Any]:
+        values = {f.name: getattr(self, f.name) for f in attrs.fields(VendorPatch)}
+        changed = {name: value for name, value in values.items() if value is not UNSET}
+        if changed.get("description", "") is None:
+            changed["description"] = ""
+        return changed
+
+
+@attrs.frozen(kw_only=True)
+class VendorFilter:
+    """List filters, combined with AND; None means "any". ``archived`` defaults to the live
+    register; pass True for the archive."""
+
+    criticality: Criticality | None = attrs.field(default=None, converter=optional_choice(Criticality))
+    processes_personal_data: bool | None = None
+    ict_service: bool | None = None
+    category: VendorCategory | None = attrs.field(default=None, converter=optional_choice(VendorCategory))
+    country: str | None = attrs.field(default=None, converter=optional_country)
+    dpa_status: DpaStatus | None = attrs.field(default=None, converter=optional_choice(DpaStatus))
+    status: VendorStatus | None = attrs.field(default=None, converter=optional_choice(VendorStatus))
+    assignee_id: str | None = attrs.field(default=None, converter=optional_id)
+    archived: bool = False
+
+    def matches(self, vendor: Vendor) -> bool:
+        """The reference semantics every store must reproduce (used by the memory store)."""
+        return all(
+            expected is None or getattr(vendor, name) == expected
+            for name, expected in attrs.asdict(self, recurse=False).items()
+        )
+
+
+class VendorRepository(Protocol):
+    def add(self, vendor: Vendor) -> None: ...
+
+    def get(self, organization_id: str, vendor_id: str) -> Vendor | None: ...
+
+    def update(self, vendor: Vendor) -> None: ...
+
+    def list(self, organization_id: str, filters: VendorFilter, page: PageRequest) -> tuple[list[Vendor], int]:
+        """One page ordered by (created_at, id), and the total matching the filters."""
+
+
+def check_vendor(vendor: Vendor) -> None:
+    """Rules across fields, checked on the record as it will be stored (after a PATCH too)."""
+    if (
+        vendor.processes_personal_data
+        and vendor.country is not None
+        and vendor.country not in EEA_COUNTRIES
+        and vendor.transfer_mechanism is None
+    ):
+        raise ValidationError.field(
+            "transferMechanism",
+            None,
+            f"is required for a vendor outside the EEA ({vendor.country}) that processes personal data",
+        )
+    if (
+        vendor.last_reviewed_at is not None
+        and vendor.next_review_due is not None
+        and vendor.next_review_due < vendor.last_reviewed_at
+    ):
+        raise ValidationError.field(
+            "nextReviewDue", vendor.next_review_due.isoformat(), "must not be before lastReviewedAt"
+        )
+
+
+def check_assignee(session: Session, organization_id: str, assignee_id: str | None) -> None:
+    if assignee_id is not None and session.people.get(organization_id, assignee_id) is None:
+        raise ValidationError.field("assigneeId", assignee_id, "is not a person in this organization")
+
+
+@attrs.define
+class VendorService:
+    uow: UnitOfWork
+
+    def list(self, actor: Actor, filters: VendorFilter | None = None, page: PageRequest | None = None) -> Page[Vendor]:
+        authorize(actor, "vendor:read")
+        filters = filters or VendorFilter()
+        page = page or PageRequest()
+        with self.uow.read() as session:
+            items, total = session.vendors.list(actor.organization_id, filters, page)
+        return Page(items=tuple(items), total=total, page=page.page, per_page=page.per_page)
+
+    def get(self, actor: Actor, vendor_id: str) -> Vendor:
+        authorize(actor, "vendor:read")
+        with self.uow.read() as session:
+            return _require(session.vendors.get(actor.organization_id, vendor_id), vendor_id)
+
+    def create(self, actor: Actor, data: NewVendor, *, idempotency_key: str | None = None) -> Vendor:
+        authorize(actor, "vendor:create")
+        now = self.uow.clock.now()
+        vendor = Vendor(
+            id=self.uow.ids.new("vnd"),
+            organization_id=actor.organization_id,
+            created_at=now,
+            updated_at=now,
+            **attrs.asdict(data, recurse=False),
+        )
+        check_vendor(vendor)
+
+        def create() -> Vendor:
+            check_assignee(tx, actor.organization_id, vendor.assignee_id)
+            tx.vendors.add(vendor)
+            return vendor
+
+        with self.uow.write() as tx:
+            return run_idempotent(tx, actor, idempotency_key, "vendors.create", data, now, create)
+
+    def update(self, actor: Actor, vendor_id: str, patch: VendorPatch) -> Vendor:
+        authorize(actor, "vendor:update")
+        changes = patch.changes()
+        with self.uow.write() as tx:
+            current = _require(tx.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            if not changes:
+                return current
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            check_vendor(updated)
+            if "assignee_id" in changes:
+                check_assignee(tx, actor.organization_id, updated.assignee_id)
+            tx.vendors.update(updated)
+        return updated
+
+    def archive(self, actor: Actor, vendor_id: str) -> Vendor:
+        """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
+        authorize(actor, "vendor:archive")
+        with self.uow.write() as tx:
+            current = _require(tx.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            if current.archived:
+                return current
+            now = self.uow.clock.now()
+            updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
+            tx.vendors.update(updated)
+        return updated
+
+    def restore(self, actor: Actor, vendor_id: str) -> Vendor:
+        authorize(actor, "vendor:archive")
+        with self.uow.write() as tx:
+            current = _require(tx.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            if not current.archived:
+                return current
+            updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
+            tx.vendors.update(updated)
+        return updated
+
+
+def _require(vendor: Vendor | None, vendor_id: str) -> Vendor:
+    if vendor is None:
+        raise NotFound.resource("vendor", vendor_id)
+    return vendor

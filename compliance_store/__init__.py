@@ -1,0 +1,5 @@
+"""Storage adapters for compliance_core's repository Protocols.
+
+Each adapter package offers ``open_store(url)`` and is found by URL scheme through the
+``compliance.stores`` entry points: ``memory://``, ``sqlite:///path.db``.
+"""

@@ -1,0 +1,176 @@
+"""One small repository per area over the memory store's tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+
+import attrs
+
+from compliance_core.api_keys import ApiKey, DailyUsage
+from compliance_core.errors import Conflict
+from compliance_core.events import OutboxMessage
+from compliance_core.findings import Finding, FindingFilter
+from compliance_core.idempotency import IdempotencyRecord
+from compliance_core.organizations import Organization
+from compliance_core.pagination import PageRequest
+from compliance_core.people import Person, PersonFilter
+from compliance_core.ratelimit import Bucket
+from compliance_core.vendors import Vendor, VendorFilter
+
+if TYPE_CHECKING:
+    from .store import Tables
+
+T = TypeVar("T")
+
+
+def _page(items: Iterable[T], matches: Callable[[T], bool], page: PageRequest) -> tuple[list[T], int]:
+    hits = sorted((i for i in items if matches(i)), key=lambda i: (i.created_at, i.id))  # type: ignore[attr-defined]
+    return hits[page.offset : page.offset + page.per_page], len(hits)
+
+
+class _Repo:
+    def __init__(self, tables: "Tables") -> None:
+        self.t = tables
+
+
+class _OrgScoped(_Repo):
+    table = ""
+
+    def get(self, organization_id: str, item_id: str) -> Any:
+        return self.t.get(self.table, (organization_id, item_id))
+
+    def _put(self, item: Any) -> None:
+        self.t.set(self.table, (item.organization_id, item.id), item)
+
+    def _of(self, organization_id: str) -> list[Any]:
+        return [i for i in self.t.values(self.table) if i.organization_id == organization_id]
+
+
+class MemoryOrganizations(_Repo):
+    def add(self, organization: Organization) -> None:
+        self.t.set("organizations", organization.id, organization)
+
+    update = add
+
+    def get(self, organization_id: str) -> Organization | None:
+        return self.t.get("organizations", organization_id)
+
+
+class MemoryApiKeys(_Repo):
+    def add(self, key: ApiKey) -> None:
+        if self.t.get("key_hashes", key.secret_hash) is not None:
+            raise Conflict("an API key with this value already exists")
+        self.t.set("api_keys", key.id, key)
+        self.t.set("key_hashes", key.secret_hash, key.id)
+
+    def update(self, key: ApiKey) -> None:
+        self.t.set("api_keys", key.id, key)
+
+    def get(self, organization_id: str, key_id: str) -> ApiKey | None:
+        key = self.t.get("api_keys", key_id)
+        return key if key is not None and key.organization_id == organization_id else None
+
+    def find_by_hash(self, secret_hash: str) -> ApiKey | None:
+        key_id = self.t.get("key_hashes", secret_hash)
+        return None if key_id is None else self.t.get("api_keys", key_id)
+
+    def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
+        return _page(self.t.values("api_keys"), lambda k: k.organization_id == organization_id, page)
+
+    def record_use(self, key_id: str, at: dt.datetime) -> None:
+        day = (key_id, at.date())
+        self.t.set("usage", day, (self.t.get("usage", day) or 0) + 1)
+        self.t.set("api_keys", key_id, attrs.evolve(self.t.get("api_keys", key_id), last_used_at=at))
+
+    def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
+        days = [(day, n) for (kid, day), n in self.t.data["usage"].items() if kid == key_id and day >= since]
+        return [DailyUsage(date=day, requests=n) for day, n in sorted(days)]
+
+
+class MemoryVendors(_OrgScoped):
+    table = "vendors"
+
+    def add(self, vendor: Vendor) -> None:
+        self._put(vendor)
+
+    update = add
+
+    def list(self, organization_id: str, filters: VendorFilter, page: PageRequest) -> tuple[list[Vendor], int]:
+        return _page(self._of(organization_id), filters.matches, page)
+
+
+class MemoryPeople(_OrgScoped):
+    table = "people"
+
+    def add(self, person: Person) -> None:
+        if self.t.get("emails", (person.organization_id, person.email)) is not None:
+            raise Conflict("a person with this e-mail already exists in the organization",
+                           {"field": "email", "value": person.email})
+        self._put(person)
+        self.t.set("emails", (person.organization_id, person.email), person.id)
+
+    def update(self, person: Person) -> None:
+        old = self.get(person.organization_id, person.id)
+        if old is not None and old.email != person.email:
+            if self.t.get("emails", (person.organization_id, person.email)) is not None:
+                raise Conflict("a person with this e-mail already exists in the organization",
+                               {"field": "email", "value": person.email})
+            self.t.delete("emails", (person.organization_id, old.email))
+            self.t.set("emails", (person.organization_id, person.email), person.id)
+        self._put(person)
+
+    def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
+        return {e for e in emails if self.t.get("emails", (organization_id, e)) is not None}
+
+    def list(self, organization_id: str, filters: PersonFilter, page: PageRequest) -> tuple[list[Person], int]:
+        return _page(self._of(organization_id), filters.matches, page)
+
+
+class MemoryFindings(_OrgScoped):
+    table = "findings"
+
+    def add(self, finding: Finding) -> None:
+        self._put(finding)
+
+    update = add
+
+    def list(self, organization_id: str, filters: FindingFilter, page: PageRequest) -> tuple[list[Finding], int]:
+        return _page(self._of(organization_id), filters.matches, page)
+
+
+class MemoryIdempotency(_Repo):
+    def get(self, organization_id: str, principal: str, key: str) -> IdempotencyRecord | None:
+        return self.t.get("idempotency", (organization_id, principal, key))
+
+    def put(self, record: IdempotencyRecord) -> None:
+        self.t.set("idempotency", (record.organization_id, record.principal, record.key), record)
+
+    def purge(self, before: dt.datetime) -> int:
+        old = [k for k, r in self.t.data["idempotency"].items() if r.created_at < before]
+        for k in old:
+            self.t.delete("idempotency", k)
+        return len(old)
+
+
+class MemoryRateLimits(_Repo):
+    def get(self, key_id: str) -> Bucket | None:
+        return self.t.get("buckets", key_id)
+
+    def put(self, key_id: str, bucket: Bucket) -> None:
+        self.t.set("buckets", key_id, bucket)
+
+
+class MemoryOutbox(_Repo):
+    def add(self, message: OutboxMessage) -> None:
+        self.t.set("outbox", message.id, message)
+
+    def pending(self, limit: int = 100) -> list[OutboxMessage]:
+        waiting = [m for m in self.t.values("outbox") if m.published_at is None]
+        return sorted(waiting, key=lambda m: (m.occurred_at, m.id))[:limit]
+
+    def mark_published(self, message_ids: Iterable[str], at: dt.datetime) -> None:
+        for message_id in message_ids:
+            message = self.t.get("outbox", message_id)
+            if message is not None:
+                self.t.set("outbox", message_id, attrs.evolve(message, published_at=at))
