@@ -18,7 +18,7 @@ from .idempotency import run_idempotent
 from .pagination import Page, PageRequest
 from .permissions import Actor, Role, authorize, ensure_can_grant
 from .uow import UnitOfWork
-from .validation import optional_choice, text, timestamp
+from .validation import choice, text, timestamp
 
 __all__ = [
     "ApiKey",
@@ -80,12 +80,8 @@ class IssuedKey:
 @attrs.frozen(kw_only=True)
 class NewApiKey:
     name: str = attrs.field(converter=text(100))
-    role: Role = attrs.field(converter=optional_choice(Role))
+    role: Role = attrs.field(converter=choice(Role, fold_case=True))
     expires_at: dt.datetime | None = attrs.field(default=None, converter=timestamp)
-
-    def __attrs_post_init__(self) -> None:
-        if self.role is None:
-            raise ValidationError.field("role", None, "is required")
 
 
 @attrs.frozen(kw_only=True)

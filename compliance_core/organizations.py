@@ -75,6 +75,8 @@ class OrganizationRepository(Protocol):
 
     def update(self, organization: Organization) -> None: ...
 
+    def count(self) -> int: ...
+
 
 def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | None, int | None]:
     """Negotiated figures belong to Enterprise only; burst may never be below the rate."""

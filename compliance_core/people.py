@@ -59,7 +59,7 @@ class Person:
 class NewPerson:
     name: str = attrs.field(converter=text(200))
     email: str = attrs.field(converter=email)
-    role: Role = attrs.field(default=Role.EMPLOYEE, converter=choice(Role))
+    role: Role = attrs.field(default=Role.EMPLOYEE, converter=choice(Role, fold_case=True))
     department: Department = attrs.field(default=Department.NONE, converter=choice(Department))
     job_title: str | None = attrs.field(default=None, converter=optional_text(200))
     is_active: bool = attrs.field(default=True, converter=boolean)

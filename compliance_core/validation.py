@@ -95,26 +95,27 @@ def optional_text(max_length: int = 255) -> attrs.Converter:
     return _converter(_text(max_length, 0), optional=True)
 
 
-def _choice(enum_cls: type[E]) -> Callable[[Any, attrs.Attribute], E]:
+def _choice(enum_cls: type[E], fold_case: bool) -> Callable[[Any, attrs.Attribute], E]:
     allowed = ", ".join(str(m.value) for m in enum_cls)
 
     def check(value: Any, field: attrs.Attribute) -> E:
         if isinstance(value, enum_cls):
             return value
         try:
-            return enum_cls(value)
+            return enum_cls(value.lower() if fold_case and isinstance(value, str) else value)
         except (ValueError, TypeError):
             raise _fail(field, value, f"must be one of {allowed}") from None
 
     return check
 
 
-def choice(enum_cls: type[E]) -> attrs.Converter:
-    return _converter(_choice(enum_cls))
+def choice(enum_cls: type[E], *, fold_case: bool = False) -> attrs.Converter:
+    """``fold_case`` also takes display spellings such as "Owner" for role names."""
+    return _converter(_choice(enum_cls, fold_case))
 
 
-def optional_choice(enum_cls: type[E]) -> attrs.Converter:
-    return _converter(_choice(enum_cls), optional=True)
+def optional_choice(enum_cls: type[E], *, fold_case: bool = False) -> attrs.Converter:
+    return _converter(_choice(enum_cls, fold_case), optional=True)
 
 
 def _boolean(value: Any, field: attrs.Attribute) -> bool:

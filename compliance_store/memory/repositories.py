@@ -56,6 +56,9 @@ class MemoryOrganizations(_Repo):
     def get(self, organization_id: str) -> Organization | None:
         return self.t.get("organizations", organization_id)
 
+    def count(self) -> int:
+        return len(self.t.data["organizations"])
+
 
 class MemoryApiKeys(_Repo):
     def add(self, key: ApiKey) -> None:
