@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from .errors import Conflict, NotFound, ValidationError
+from .errors import Conflict, Forbidden, NotFound, ValidationError
 from .idempotency import run_idempotent
 from .pagination import Page, PageRequest
 from .permissions import Actor, Role, authorize, ensure_can_grant
@@ -178,7 +178,6 @@ class PeopleService:
         for index, item in enumerate(members):
             try:
                 entry = _entry(index, item)
-                ensure_can_grant(actor, entry.role)
             except ValidationError as error:
                 errors.append(error.details)
                 continue
@@ -190,6 +189,11 @@ class PeopleService:
         if errors:
             raise ValidationError(f"{len(errors)} of {len(members)} entries are invalid; none were created",
                                   {"field": "members", "errors": errors})
+        above = [{"index": i, "field": "role", "value": e.role.value, "reason": "above the caller's role"}
+                 for i, e in enumerate(entries) if e.role.rank > actor.role.rank]
+        if above:
+            raise Forbidden(f"role {actor.role.value} may not grant these roles; none were created",
+                            {"field": "members", "errors": above})
         now = self.uow.clock.now()
 
         def create() -> tuple[Person, ...]:

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compliance_core import Forbidden, NewApiKey, NotFound, Plan, RateLimited, Role, Unauthorized, ValidationError
+from compliance_core.api_keys import hash_secret
+from compliance_core.ratelimit import Bucket, RateLimitPolicy, take
+
+
+def test_secret_is_shown_once_and_stored_only_as_a_hash(platform, owner) -> None:
+    issued = platform.api_keys.create(owner, NewApiKey(name="CI", role="auditor"))
+    assert issued.secret.startswith("comp_") and len(issued.secret) == 69
+    assert issued.key.secret_hash == hash_secret(issued.secret)
+    assert issued.secret not in repr(issued) and issued.secret not in repr(issued.key)
+    listed = platform.api_keys.list(owner)
+    assert issued.key.id in [k.id for k in listed.items]
+    assert platform.access.admit(issued.secret).actor.role is Role.AUDITOR
+
+
+def test_revoked_expired_and_unknown_keys_are_unauthorized(platform, owner, clock) -> None:
+    with pytest.raises(Unauthorized):
+        platform.access.admit(None)
+    with pytest.raises(Unauthorized):
+        platform.access.admit("comp_" + "0" * 64)
+    revoked = platform.api_keys.create(owner, NewApiKey(name="old", role="admin"))
+    platform.api_keys.revoke(owner, revoked.key.id)
+    with pytest.raises(Unauthorized) as caught:
+        platform.access.admit(revoked.secret)
+    assert caught.value.details == {"reason": "revoked"}
+    expiring = platform.api_keys.create(owner, NewApiKey(name="temp", role="admin", expires_at=clock.now() + dt.timedelta(days=1)))
+    platform.access.admit(expiring.secret)
+    clock.advance(days=1)
+    with pytest.raises(Unauthorized) as caught:
+        platform.access.admit(expiring.secret)
+    assert caught.value.details == {"reason": "expired"}
+
+
+def test_expiry_must_be_in_the_future(platform, owner, clock) -> None:
+    with pytest.raises(ValidationError) as caught:
+        platform.api_keys.create(owner, NewApiKey(name="x", role="admin", expires_at=clock.now()))
+    assert caught.value.details["field"] == "expiresAt"
+
+
+def test_organization_header_must_match_the_key(platform, boot, other_org) -> None:
+    platform.access.admit(boot.owner_key.secret, boot.organization.id)
+    with pytest.raises(Forbidden) as caught:
+        platform.access.admit(boot.owner_key.secret, other_org.organization_id)
+    assert caught.value.details["field"] == "X-Organization-Id"
+
+
+def test_usage_counts_requests_per_day(platform, boot, owner, clock) -> None:
+    for _ in range(3):
+        platform.access.admit(boot.owner_key.secret)
+    clock.advance(days=1)
+    platform.access.admit(boot.owner_key.secret)
+    usage = platform.api_keys.usage(owner, boot.owner_key.key.id)
+    assert [(d.date, d.requests) for d in usage.days] == [
+        (dt.date(2026, 1, 1), 3), (dt.date(2026, 1, 2), 1)]
+    assert usage.total_requests == 4 and usage.last_used_at == clock.now()
+
+
+def test_key_management_permissions(platform, owner, actor_as, other_org) -> None:
+    owner_key = platform.api_keys.create(owner, NewApiKey(name="root", role="owner"))
+    admin = actor_as(Role.ADMIN)
+    with pytest.raises(Forbidden):
+        platform.api_keys.revoke(admin, owner_key.key.id)
+    for role in (Role.AUDITOR, Role.EMPLOYEE, Role.CONTRACTOR):
+        with pytest.raises(Forbidden):
+            platform.api_keys.create(actor_as(role), NewApiKey(name="x", role=role))
+    with pytest.raises(NotFound):
+        platform.api_keys.get(other_org, owner_key.key.id)
+
+
+def test_free_plan_allows_its_burst_then_429_then_refills(platform, clock) -> None:
+    boot = platform.bootstrap("Tiny", plan=Plan.FREE)
+    admitted = [platform.access.admit(boot.owner_key.secret) for _ in range(60)]
+    assert admitted[0].rate.limit == 60 and admitted[-1].rate.remaining == 0
+    with pytest.raises(RateLimited) as caught:
+        platform.access.admit(boot.owner_key.secret)
+    assert caught.value.retry_after == 2  # 30 per minute: one token every two seconds
+    clock.advance(seconds=2)
+    assert platform.access.admit(boot.owner_key.secret).rate.remaining == 0
+
+
+def test_enterprise_limits_are_negotiated(platform) -> None:
+    boot = platform.bootstrap("Big", plan="enterprise", rpm=5000)
+    org = platform.organizations.get(platform.actor(boot.organization.id))
+    assert (org.rate_limit.requests_per_minute, org.rate_limit.burst) == (5000, 10000)
+    with pytest.raises(ValidationError):
+        platform.bootstrap("Small", plan="free", rpm=100)
+    with pytest.raises(ValidationError):
+        platform.bootstrap("Odd", plan="enterprise", rpm=100, burst=50)
+    changed = platform.organizations.set_plan(platform.actor(boot.organization.id), "starter")
+    assert changed.rate_limit == RateLimitPolicy(60, 120)
+
+
+policies = st.builds(RateLimitPolicy, st.integers(1, 600), st.integers(1, 1200))
+
+
+@settings(max_examples=200)
+@given(policy=policies, gaps=st.lists(st.floats(0, 5), min_size=1, max_size=120))
+def test_bucket_never_admits_more_than_burst_plus_refill(policy: RateLimitPolicy, gaps: list[float]) -> None:
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    now, bucket, allowed = start, None, 0
+    for gap in gaps:
+        now = now + dt.timedelta(seconds=gap)
+        bucket, decision = take(bucket, policy, now)
+        allowed += decision.allowed
+        assert 0 <= decision.remaining <= policy.burst
+        assert decision.allowed == (decision.retry_after == 0)
+    elapsed = (now - start).total_seconds()
+    assert allowed <= policy.burst + elapsed * policy.per_second + 1e-6
+
+
+def test_bucket_starts_full() -> None:
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    _, decision = take(None, RateLimitPolicy(300, 600), now)
+    assert (decision.allowed, decision.limit, decision.remaining) == (True, 600, 599)
+    bucket, decision = take(Bucket(0.5, now), RateLimitPolicy(60, 120), now)
+    assert not decision.allowed and decision.retry_after == 1
