@@ -1,0 +1,101 @@
+"""``HTTPTransport``: ``compliance_core.Client`` over HTTP, driven by the route table.
+
+It returns the same models and raises the same error classes (same message, same details) as
+``LocalTransport``, so one scenario runs in-process, over a WSGI app without a socket
+(``httpx.WSGITransport``) or against a real server. Network failures are httpx's own errors.
+
+    >>> from compliance_core import Client
+    >>> client = Client(HTTPTransport("http://localhost:3333", "comp_..."))  # doctest: +SKIP
+    >>> client.vendors.list().total  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import orjson
+
+from compliance_core.client import OPERATIONS
+from compliance_core.errors import ERROR_CLASSES, ComplianceError, InternalError, RateLimited, ValidationError
+from compliance_core.platform import version
+
+from .routes import ROUTES, Route
+from .wire import JSON, Wire
+
+__all__ = ["HTTPTransport"]
+
+
+class HTTPTransport:
+    """
+    :param base_url: the server's root, e.g. ``http://localhost:3333`` (paths start with /v1)
+    :param api_key: sent as X-API-Key on every request
+    :param organization_id: sent as X-Organization-Id when given
+    :param transport: an httpx transport, e.g. ``httpx.WSGITransport(app=create_app(platform))``
+    :param timeout: seconds per request
+    """
+
+    def __init__(self, base_url: str, api_key: str, *, organization_id: str | None = None,
+                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0) -> None:
+        headers = {"X-API-Key": api_key, "Accept": JSON, "User-Agent": f"compliance-client/{version()}"}
+        if organization_id is not None:
+            headers["X-Organization-Id"] = organization_id
+        self._http = httpx.Client(base_url=base_url, headers=headers, transport=transport, timeout=timeout)
+        self._wire = Wire()
+        self._routes = {route.operation: route for route in ROUTES if route.operation in OPERATIONS}
+
+    def call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        route = self._routes[operation]
+        path = route.path.format(**{name: quote(str(arguments[name]), safe="") for name in route.path_params})
+        headers: dict[str, str] = {}
+        content = None
+        if route.idempotent and arguments.get("idempotency_key") is not None:
+            headers["Idempotency-Key"] = arguments["idempotency_key"]
+        if route.body_argument is not None:
+            value = arguments[route.body_argument]
+            body = {"members": [self._wire.command_json(m) for m in value]} if route.batch else self._wire.command_json(value)
+            content = orjson.dumps(body)
+            headers["Content-Type"] = JSON
+        params = self._wire.query(arguments.get("filters"), arguments.get("page")) if route.paged else None
+        response = self._http.request(route.method, path, params=params, content=content, headers=headers)
+        return self._result(route, response)
+
+    def _result(self, route: Route, response: httpx.Response) -> Any:
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise InternalError(f"HTTP {response.status_code} with a body that is not JSON",
+                                {"status": response.status_code}) from None
+        if response.is_error and isinstance(data, dict) and "error" in data:
+            raise _error(response.status_code, data["error"])
+        if response.is_error and route.operation != "health":  # health answers 503 with its report
+            raise InternalError(f"HTTP {response.status_code}", {"status": response.status_code})
+        if route.operation == "health":
+            return self._wire.structure_health(data)
+        if route.paged:
+            return self._wire.structure_page(data, route.response)
+        if route.batch:
+            return tuple(self._wire.structure(item, route.response) for item in data["data"])
+        return self._wire.structure(data, route.response)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "HTTPTransport":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _error(status: int, error: dict[str, Any]) -> ComplianceError:
+    """The exception core would have raised in-process for this error body."""
+    message, details = error.get("message", ""), error.get("details") or {}
+    cls = ERROR_CLASSES.get(error.get("code", ""))
+    if cls is RateLimited:
+        rest = {k: v for k, v in details.items() if k != "retryAfter"}
+        return RateLimited(message, details.get("retryAfter", 1), rest)
+    if cls is None:
+        cls = ValidationError if status < 500 else InternalError
+    return cls(message, details)

@@ -1,0 +1,71 @@
+"""Cross-cutting request work: a request id on every response, and admission of API-key requests.
+
+Admission runs after routing (``process_resource``), so an unknown path is a 404 and not a 401;
+only requests that reached an operation of the route table are authenticated, and Falcon's own
+405 and OPTIONS answers need no key.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import falcon
+
+from compliance_core.access import AccessService
+from compliance_core.errors import RateLimited
+
+from .routes import Route
+from .wire import Wire
+
+__all__ = ["RequestContext", "Authenticate"]
+
+
+class RequestContext:
+    """Gives each request an id and puts it, and any rate-limit state, on the response."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.request_id = "req_" + secrets.token_hex(12)
+        req.context.rate_headers = None
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        resp.set_header("X-Request-Id", req.context.request_id)
+        if req.context.rate_headers is not None:
+            resp.set_headers(req.context.rate_headers)
+
+
+class Authenticate:
+    """Admits the request (key, organization, rate limit, usage: one store transaction), then
+    rejects query parameters the route does not take."""
+
+    def __init__(self, access: AccessService, routes: Mapping[tuple[str, str], Route], wire: Wire) -> None:
+        self._access = access
+        self._routes = routes
+        self._wire = wire
+
+    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         params: dict[str, Any]) -> None:
+        route = self._routes.get((req.method, req.uri_template))
+        if route is None:
+            return
+        req.context.route = route
+        if not route.public:
+            try:
+                admission = self._access.admit(
+                    req.get_header("X-API-Key"), req.get_header("X-Organization-Id") or None
+                )
+            except RateLimited as error:
+                d = error.details
+                req.context.rate_headers = _rate_headers(d["limit"], d["remaining"], d["reset"])
+                raise
+            rate = admission.rate
+            req.context.rate_headers = _rate_headers(rate.limit, rate.remaining, rate.reset_at)
+            req.context.actor = admission.actor
+        self._wire.check_query(req.params, route.query_parameters)
+
+
+def _rate_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:
+    return {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(remaining),
+            "X-RateLimit-Reset": str(reset)}

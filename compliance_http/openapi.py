@@ -1,0 +1,384 @@
+"""The OpenAPI 3.0.3 document, generated from the route table and core's attrs models.
+
+Nothing here is written by hand twice: paths, methods, statuses, parameters and bodies come from
+``routes.ROUTES``; schemas come from walking the models' attrs fields. docs/openapi.json is this
+document, committed; regenerate it with ``python -m compliance_http.openapi > docs/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import inspect
+import json
+import re
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from compliance_core.api_keys import ApiKey, IssuedKey
+from compliance_core.organizations import Plan
+from compliance_core.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
+from compliance_core.people import MAX_BULK
+from compliance_core.permissions import PERMISSIONS
+from compliance_core.validation import Unset, wire_name
+
+from .errors import STATUS_BY_CODE
+from .routes import ROUTES, Route
+
+__all__ = ["openapi_document", "SERVER_URL", "API_VERSION"]
+
+SERVER_URL = "http://localhost:3333"
+API_VERSION = "1.0.0"
+_SCHEMAS = "#/components/schemas/"
+_ERRORS = {
+    400: "ValidationError",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    409: "Conflict",
+    429: "RateLimited",
+    500: "InternalError",
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    schemas = _Schemas()
+    paths: dict[str, dict[str, Any]] = {}
+    for route in ROUTES:
+        path = re.sub(r"{(\w+)}", lambda m: "{" + wire_name(m[1]) + "}", route.path)
+        paths.setdefault(path, {})[route.method.lower()] = _operation(route, schemas)
+    tags = list(dict.fromkeys(route.tag for route in ROUTES))
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "Compliance API",
+            "version": API_VERSION,
+            "description": (
+                "Vendors, people, findings and API keys of one organization. Every request except "
+                "health and this document carries an X-API-Key; every response carries X-Request-Id; "
+                "authenticated responses carry X-RateLimit-Limit, X-RateLimit-Remaining and "
+                "X-RateLimit-Reset. Errors are {error: {code, message, details}, requestId}."
+            ),
+        },
+        "servers": [{"url": SERVER_URL, "description": "local development server"}],
+        "tags": [{"name": tag} for tag in tags],
+        "security": [{"ApiKey": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {
+                "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+                           "description": "A key issued by POST /v1/api-keys (comp_ + 64 hex characters)."},
+            },
+            "parameters": _PARAMETERS,
+            "headers": _HEADERS,
+            "responses": {
+                name: _error_response(name, status) for status, name in _ERRORS.items()
+            },
+            "schemas": dict(sorted(schemas.components.items())),
+        },
+    }
+
+
+def _operation(route: Route, schemas: "_Schemas") -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": wire_name(route.operation.replace(".", "_")),
+        "tags": [route.tag],
+        "summary": route.summary,
+    }
+    parameters: list[dict[str, Any]] = [
+        {"name": wire_name(name), "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in route.path_params
+    ]
+    if route.filters is not None:
+        hints = typing.get_type_hints(route.filters)
+        for field in attrs.fields(route.filters):
+            schema = schemas.of(_without_none(hints[field.name]))
+            if field.default not in (None, attrs.NOTHING):
+                schema["default"] = field.default
+            parameters.append({"name": wire_name(field.name), "in": "query", "required": False, "schema": schema})
+    if route.paged:
+        parameters += [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/perPage"}]
+    if route.public:
+        operation["security"] = []
+        operation["description"] = "Public: no API key needed."
+    else:
+        roles = [role.value for role, actions in PERMISSIONS.items() if route.action in actions]
+        operation["description"] = f"Requires the `{route.action}` permission (roles: {', '.join(roles)})."
+        parameters.append({"$ref": "#/components/parameters/XOrganizationId"})
+    if route.idempotent:
+        parameters.append({"$ref": "#/components/parameters/IdempotencyKey"})
+    if parameters:
+        operation["parameters"] = parameters
+    if route.body is not None:
+        body = schemas.bulk(route.body) if route.batch else schemas.ref(route.body, output=False)
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    operation["responses"] = _responses(route, schemas)
+    return operation
+
+
+def _responses(route: Route, schemas: "_Schemas") -> dict[str, Any]:
+    headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    if not route.public:
+        for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
+            headers[name] = {"$ref": f"#/components/headers/{name}"}
+    if route.response is None:
+        body: dict[str, Any] = {"type": "object", "description": "An OpenAPI 3.0.3 document."}
+    elif route.paged:
+        body = schemas.page(route.response)
+    elif route.batch:
+        body = schemas.batch(route.response)
+    else:
+        body = schemas.ref(route.response, output=True)
+    content = {"application/json": {"schema": body}}
+    responses: dict[str, Any] = {
+        str(route.status): {"description": route.summary, "headers": headers, "content": content}
+    }
+    if route.operation == "health":
+        responses["503"] = {"description": "The store is not healthy", "headers": headers, "content": content}
+    statuses = [400, 500] if route.public else [400, 401, 403, 429, 500]
+    if route.path_params:
+        statuses.append(404)
+    if route.idempotent or route.body is not None:
+        statuses.append(409)
+    for status in sorted(statuses):
+        responses[str(status)] = {"$ref": f"#/components/responses/{_ERRORS[status]}"}
+    return responses
+
+
+def _without_none(hint: Any) -> Any:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        kept = [arg for arg in typing.get_args(hint) if arg not in (type(None), Unset)]
+        return kept[0] if len(kept) == 1 else typing.Union[tuple(kept)]
+    return hint
+
+
+class _Schemas:
+    """Component schemas, each built on first reference."""
+
+    def __init__(self) -> None:
+        self.components: dict[str, Any] = {
+            "Error": _ERROR_SCHEMA,
+            "PageMeta": _PAGE_META,
+            "Health": _HEALTH,
+            "Organization": _ORGANIZATION,
+        }
+
+    def ref(self, model: type, *, output: bool) -> dict[str, Any]:
+        if model is dict:
+            return {"$ref": _SCHEMAS + "Health"}
+        name = model.__name__
+        if name not in self.components:
+            self.components[name] = {}  # reserves the name while nested models are walked
+            self.components[name] = self._model(model, output)
+        return {"$ref": _SCHEMAS + name}
+
+    def page(self, model: type) -> dict[str, Any]:
+        name = model.__name__ + "Page"
+        self.components[name] = {
+            "type": "object",
+            "required": ["data", "count", "meta", "authType"],
+            "properties": {
+                "data": {"type": "array", "items": self.ref(model, output=True)},
+                "count": {"type": "integer", "description": "Total number of matching records"},
+                "meta": {"$ref": _SCHEMAS + "PageMeta"},
+                "authType": {"type": "string", "enum": ["api-key", "session"]},
+                "authenticatedUser": {
+                    "type": "object",
+                    "description": "Only for session authentication",
+                    "properties": {"id": {"type": "string"}, "email": {"type": "string"}},
+                },
+            },
+        }
+        return {"$ref": _SCHEMAS + name}
+
+    def batch(self, model: type) -> dict[str, Any]:
+        name = model.__name__ + "Batch"
+        self.components[name] = {
+            "type": "object",
+            "required": ["data", "count"],
+            "properties": {
+                "data": {"type": "array", "items": self.ref(model, output=True)},
+                "count": {"type": "integer"},
+            },
+        }
+        return {"$ref": _SCHEMAS + name}
+
+    def bulk(self, model: type) -> dict[str, Any]:
+        name = "Bulk" + model.__name__
+        self.components[name] = {
+            "type": "object",
+            "required": ["members"],
+            "additionalProperties": False,
+            "description": "All or nothing: any invalid entry rejects the batch and the error lists each one.",
+            "properties": {
+                "members": {"type": "array", "minItems": 1, "maxItems": MAX_BULK,
+                            "items": self.ref(model, output=False)},
+            },
+        }
+        return {"$ref": _SCHEMAS + name}
+
+    def of(self, hint: Any, *, output: bool = True) -> dict[str, Any]:
+        origin = typing.get_origin(hint)
+        if origin in (typing.Union, types.UnionType):
+            args = [arg for arg in typing.get_args(hint) if arg is not Unset]
+            nullable = type(None) in args
+            schema = self.of(_without_none(hint), output=output)
+            if not nullable:
+                return schema
+            return {"allOf": [schema], "nullable": True} if "$ref" in schema else {**schema, "nullable": True}
+        if origin in (tuple, list):
+            return {"type": "array", "items": self.of(typing.get_args(hint)[0], output=output)}
+        if origin in (dict, Mapping) or hint is dict:
+            return {"type": "object", "additionalProperties": True}
+        if attrs.has(hint):
+            return self.ref(hint, output=output)
+        if inspect.isclass(hint) and issubclass(hint, enum.Enum):
+            return {"type": "string", "enum": [member.value for member in hint]}
+        if hint is bool:
+            return {"type": "boolean"}
+        if hint is int:
+            return {"type": "integer"}
+        if hint is float:
+            return {"type": "number"}
+        if hint is str:
+            return {"type": "string"}
+        if hint is dt.datetime:
+            return {"type": "string", "format": "date-time"}
+        if hint is dt.date:
+            return {"type": "string", "format": "date"}
+        return {}
+
+    def _model(self, model: type, output: bool) -> dict[str, Any]:
+        hints = typing.get_type_hints(model)
+        fields = [f for f in attrs.fields(model) if not (model is ApiKey and f.name == "secret_hash")]
+        if model is IssuedKey:
+            return {"allOf": [
+                self.ref(ApiKey, output=True),
+                {"type": "object", "required": ["key"], "properties": {"key": {
+                    "type": "string", "nullable": True,
+                    "description": "The key value, shown once; null when an Idempotency-Key replays the request",
+                }}},
+            ]}
+        properties = {wire_name(f.name): self.of(hints[f.name], output=output) for f in fields}
+        required = [wire_name(f.name) for f in fields if output or f.default is attrs.NOTHING]
+        if model is ApiKey:
+            properties["status"] = {"type": "string", "enum": ["active", "revoked", "expired"]}
+            required.append("status")
+        schema: dict[str, Any] = {"type": "object"}
+        if model.__doc__ and not model.__doc__.startswith(model.__name__ + "("):
+            schema["description"] = inspect.cleandoc(model.__doc__)
+        if required:
+            schema["required"] = required
+        schema["properties"] = properties
+        if not output:
+            schema["additionalProperties"] = False
+        return schema
+
+
+def _error_response(name: str, status: int) -> dict[str, Any]:
+    headers: dict[str, Any] = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    if status == 429:
+        headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+        for header in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
+            headers[header] = {"$ref": f"#/components/headers/{header}"}
+    code = next(code for code, code_status in STATUS_BY_CODE.items() if code_status == status)
+    return {
+        "description": f"{name} (error.code {code})",
+        "headers": headers,
+        "content": {"application/json": {"schema": {"$ref": _SCHEMAS + "Error"}}},
+    }
+
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error", "requestId"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string", "description": "validation_error, unauthorized, forbidden, "
+                         "not_found, method_not_allowed, conflict, rate_limited or internal_error"},
+                "message": {"type": "string"},
+                "details": {"type": "object", "additionalProperties": True,
+                            "description": "Context such as field, value and reason"},
+            },
+        },
+        "requestId": {"type": "string"},
+    },
+}
+_PAGE_META = {
+    "type": "object",
+    "required": ["total", "page", "perPage", "totalPages"],
+    "properties": {
+        "total": {"type": "integer"},
+        "page": {"type": "integer"},
+        "perPage": {"type": "integer"},
+        "totalPages": {"type": "integer", "description": "At least 1; page through until page equals totalPages"},
+    },
+}
+_HEALTH = {
+    "type": "object",
+    "required": ["status", "version", "timestamp", "uptimeSeconds", "store"],
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "degraded"]},
+        "version": {"type": "string"},
+        "timestamp": {"type": "string", "format": "date-time"},
+        "uptimeSeconds": {"type": "number"},
+        "store": {"type": "object", "additionalProperties": True},
+    },
+}
+_ORGANIZATION = {
+    "type": "object",
+    "required": ["id", "name", "plan", "rateLimit", "createdAt", "updatedAt"],
+    "properties": {
+        "id": {"type": "string"},
+        "name": {"type": "string"},
+        "plan": {"type": "string", "enum": [plan.value for plan in Plan]},
+        "rateLimit": {
+            "type": "object",
+            "description": "Per API key: a bucket of `burst` requests refilled at `requestsPerMinute`",
+            "required": ["requestsPerMinute", "burst"],
+            "properties": {"requestsPerMinute": {"type": "integer"}, "burst": {"type": "integer"}},
+        },
+        "createdAt": {"type": "string", "format": "date-time"},
+        "updatedAt": {"type": "string", "format": "date-time"},
+    },
+}
+_PARAMETERS = {
+    "XOrganizationId": {
+        "name": "X-Organization-Id", "in": "header", "required": False, "schema": {"type": "string"},
+        "description": "Optional for API keys (the key names its organization); another organization's id is 403.",
+    },
+    "IdempotencyKey": {
+        "name": "Idempotency-Key", "in": "header", "required": False,
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        "description": "Repeat within 24 hours with the same body: the original result, nothing created "
+                       "twice. The same key with a different body: 409.",
+    },
+    "page": {"name": "page", "in": "query", "required": False,
+             "schema": {"type": "integer", "minimum": 1, "default": 1}},
+    "perPage": {"name": "perPage", "in": "query", "required": False,
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE}},
+}
+_HEADERS = {
+    "X-Request-Id": {"description": "Identifier of this request, for logs", "schema": {"type": "string"}},
+    "X-RateLimit-Limit": {"description": "Requests the key's bucket holds", "schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"description": "Requests left in the bucket", "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Epoch seconds when the bucket is full again",
+                          "schema": {"type": "integer"}},
+    "Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}},
+}
+
+
+def main() -> None:
+    sys.stdout.write(json.dumps(openapi_document(), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,374 @@
+"""The JSON wire format: camelCase keys, ISO 8601 UTC times, strict request shapes.
+
+This is the only place where core's snake_case names become the spec's camelCase ones. Request
+*shape* is checked here (a JSON object, no unknown or missing keys, query syntax); request
+*values* are checked by core's own field converters when the command model is built, so an HTTP
+caller and an in-process caller meet the same ``ValidationError``. The inverse direction (JSON
+back into core models) serves ``HTTPTransport``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+import orjson
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from compliance_core.api_keys import ApiKey, IssuedKey
+from compliance_core.clock import Clock, SystemClock, utc
+from compliance_core.errors import ValidationError
+from compliance_core.organizations import Organization, Plan
+from compliance_core.pagination import Page, PageRequest
+from compliance_core.permissions import Actor
+from compliance_core.people import NewPerson
+from compliance_core.validation import UNSET, wire_name
+
+__all__ = ["Wire", "snake_name", "JSON"]
+
+T = TypeVar("T")
+JSON = "application/json"
+_CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
+_INTEGER = re.compile(r"-?[0-9]{1,12}")
+
+
+def snake_name(name: str) -> str:
+    """``purposeCategory`` -> ``purpose_category``: the inverse of core's ``wire_name``."""
+    return _CAMEL_HUMP.sub("_", name).lower()
+
+
+def _iso(value: dt.datetime) -> str:
+    return utc(value).isoformat().replace("+00:00", "Z")
+
+
+def _parse_datetime(value: str, _: type) -> dt.datetime:
+    return utc(dt.datetime.fromisoformat(value.replace("Z", "+00:00")))
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+@attrs.frozen
+class _Shape:
+    """How one model's JSON object maps onto its constructor."""
+
+    fields: dict[str, str]
+    """wire name -> field name"""
+    required: tuple[str, ...]
+    """wire names without a default"""
+    nested: dict[str, "_Shape"]
+    """field name -> shape of the attrs model held in that field's list"""
+    booleans: frozenset[str]
+    """wire names of true/false fields (how a query string spells them differs)"""
+
+
+def _model_in(hint: Any) -> type | None:
+    """The attrs class inside ``tuple[X, ...] | Unset`` and the like, if any."""
+    if attrs.has(hint):
+        return hint  # type: ignore[no-any-return]
+    for arg in typing.get_args(hint):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_bool(hint: Any) -> bool:
+    return hint is bool or (
+        typing.get_origin(hint) in (typing.Union, types.UnionType)
+        and bool in typing.get_args(hint)
+    )
+
+
+class Wire:
+    """Encoder and decoder for one app (or one client).
+
+    :param clock: the platform's clock, for the computed ``status`` of an API key
+    """
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock = clock or SystemClock()
+        self._shapes: dict[type, _Shape] = {}
+        self._converter = self._build_converter()
+
+    # -- responses -------------------------------------------------------------------------
+
+    def unstructure(self, value: Any) -> Any:
+        """A core model (or dict of them) as JSON-ready camelCase values."""
+        return self._converter.unstructure(value)
+
+    def dumps(self, value: Any) -> bytes:
+        return orjson.dumps(self._converter.unstructure(value))
+
+    def page(self, page: Page[Any], actor: Actor) -> bytes:
+        """The spec's list envelope (``authenticatedUser`` belongs to sessions only)."""
+        unstructure = self._converter.unstructure
+        return orjson.dumps(
+            {
+                "data": [unstructure(item) for item in page.items],
+                "count": page.total,
+                "meta": {
+                    "total": page.total,
+                    "page": page.page,
+                    "perPage": page.per_page,
+                    "totalPages": page.total_pages,
+                },
+                "authType": actor.auth_type,
+            }
+        )
+
+    def batch(self, items: Sequence[Any]) -> bytes:
+        unstructure = self._converter.unstructure
+        return orjson.dumps({"data": [unstructure(item) for item in items], "count": len(items)})
+
+    def error(self, code: str, message: str, details: Mapping[str, Any], request_id: str) -> bytes:
+        body = {"error": {"code": code, "message": message, "details": dict(details)}, "requestId": request_id}
+        try:
+            return orjson.dumps(body, default=str, option=orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # e.g. an echoed value nested deeper than orjson writes
+            body["error"]["details"] = {k: str(v)[:200] for k, v in details.items()}  # type: ignore[index]
+            return orjson.dumps(body, default=str, option=orjson.OPT_NON_STR_KEYS)
+
+    # -- requests --------------------------------------------------------------------------
+
+    @staticmethod
+    def loads(raw: bytes) -> Any:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as error:
+            raise ValidationError.field("body", None, f"is not valid JSON ({error})") from None
+
+    def command(self, body: Any, model: type[T]) -> T:
+        """Build a command model (``NewVendor``, ``VendorPatch``, ...) from a request body.
+
+        Absent keys of a patch stay UNSET; an explicit null is passed on for core to judge.
+        """
+        if not isinstance(body, dict):
+            raise ValidationError.field("body", _json_type(body), "must be a JSON object")
+        return model(**self._arguments(body, self._shape(model), ""))
+
+    def members(self, body: Any) -> list[Any]:
+        """The entries of a bulk-create body, renamed for core, which checks each one and
+        reports every bad entry's index, field, value and reason."""
+        if not isinstance(body, dict):
+            raise ValidationError.field("body", _json_type(body), "must be a JSON object")
+        for key, value in body.items():
+            if key != "members":
+                raise ValidationError.field(key, value, "unknown field")
+        if "members" not in body:
+            raise ValidationError.field("members", None, "is required")
+        members = body["members"]
+        if not isinstance(members, list):
+            return members  # type: ignore[no-any-return]  # core names the bad value
+        shape = self._shape(NewPerson)
+        entries: list[Any] = []
+        unknown: list[dict[str, Any]] = []
+        for index, member in enumerate(members):
+            if not isinstance(member, dict):
+                entries.append(member)
+                continue
+            unknown.extend(
+                {"index": index, "field": key, "value": value, "reason": "unknown field"}
+                for key, value in member.items()
+                if key not in shape.fields
+            )
+            entries.append({shape.fields[key]: value for key, value in member.items() if key in shape.fields})
+        if unknown:
+            raise ValidationError(
+                f"{len({e['index'] for e in unknown})} of {len(members)} entries are invalid; none were created",
+                {"field": "members", "errors": unknown},
+            )
+        return entries
+
+    @staticmethod
+    def check_query(params: Mapping[str, Any], allowed: frozenset[str]) -> None:
+        for name, value in params.items():
+            if name not in allowed:
+                raise ValidationError.field(name, value, "unknown query parameter")
+            if isinstance(value, list):
+                raise ValidationError.field(name, value, "must be given at most once")
+
+    def list_query(self, params: Mapping[str, str], filters: type[T] | None) -> tuple[T | None, PageRequest]:
+        """Filters and page of a list request whose parameter names are already checked."""
+        page = PageRequest(
+            page=self._integer(params, "page", 1),
+            per_page=self._integer(params, "perPage", PageRequest().per_page),
+        )
+        if filters is None:
+            return None, page
+        shape = self._shape(filters)
+        arguments: dict[str, Any] = {}
+        for key, name in shape.fields.items():
+            if key not in params:
+                continue
+            value = params[key]
+            if key in shape.booleans:
+                if value not in ("true", "false"):
+                    raise ValidationError.field(key, value, "must be true or false")
+                value = value == "true"
+            arguments[name] = value
+        return filters(**arguments), page
+
+    @staticmethod
+    def _integer(params: Mapping[str, str], name: str, default: int) -> int:
+        if name not in params:
+            return default
+        value = params[name]
+        if not _INTEGER.fullmatch(value):
+            raise ValidationError.field(name, value, "must be an integer")
+        return int(value)
+
+    def _arguments(self, body: Mapping[str, Any], shape: _Shape, where: str) -> dict[str, Any]:
+        arguments: dict[str, Any] = {}
+        for key, value in body.items():
+            name = shape.fields.get(key)
+            if name is None:
+                raise ValidationError.field(where + key, value, "unknown field")
+            nested = shape.nested.get(name)
+            if nested is not None and isinstance(value, list):
+                value = [
+                    self._arguments(item, nested, f"{where}{key}[{index}].") if isinstance(item, dict) else item
+                    for index, item in enumerate(value)
+                ]
+            arguments[name] = value
+        for key in shape.required:
+            if key not in body:
+                raise ValidationError.field(where + key, None, "is required")
+        return arguments
+
+    def _shape(self, model: type) -> _Shape:
+        shape = self._shapes.get(model)
+        if shape is None:
+            hints = typing.get_type_hints(model)
+            nested = {}
+            for field in attrs.fields(model):
+                inner = _model_in(hints[field.name])
+                if inner is not None:
+                    nested[field.name] = self._shape(inner)
+            shape = _Shape(
+                fields={wire_name(f.name): f.name for f in attrs.fields(model)},
+                required=tuple(wire_name(f.name) for f in attrs.fields(model) if f.default is attrs.NOTHING),
+                nested=nested,
+                booleans=frozenset(wire_name(f.name) for f in attrs.fields(model) if _is_bool(hints[f.name])),
+            )
+            self._shapes[model] = shape
+        return shape
+
+    # -- the client side: core models to requests, responses back to core models ------------
+
+    def command_json(self, command: Any) -> dict[str, Any]:
+        """A command model as a request body; a patch's UNSET fields are left out."""
+        if isinstance(command, Mapping):
+            return {wire_name(str(k)): self._converter.unstructure(v) for k, v in command.items()}
+        return {
+            wire_name(f.name): self._converter.unstructure(value)
+            for f in attrs.fields(type(command))
+            if (value := getattr(command, f.name)) is not UNSET
+        }
+
+    def query(self, filters: Any, page: PageRequest | None) -> dict[str, str]:
+        params: dict[str, str] = {}
+        if filters is not None:
+            for field in attrs.fields(type(filters)):
+                value = getattr(filters, field.name)
+                if value == field.default:
+                    continue
+                value = self._converter.unstructure(value)
+                params[wire_name(field.name)] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if page is not None:
+            params["page"] = str(page.page)
+            params["perPage"] = str(page.per_page)
+        return params
+
+    def structure(self, data: Any, model: type[T]) -> T:
+        return self._converter.structure(data, model)
+
+    def structure_page(self, data: Mapping[str, Any], model: type[T]) -> Page[T]:
+        meta = data["meta"]
+        return Page(
+            items=tuple(self._converter.structure(item, model) for item in data["data"]),
+            total=meta["total"],
+            page=meta["page"],
+            per_page=meta["perPage"],
+        )
+
+    def structure_health(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        return {**data, "timestamp": _parse_datetime(data["timestamp"], dt.datetime)}
+
+    # -- the converter ---------------------------------------------------------------------
+
+    def _build_converter(self) -> cattrs.Converter:
+        converter = cattrs.Converter()
+
+        def renames(model: type) -> dict[str, Any]:
+            return {f.name: override(rename=wire_name(f.name)) for f in attrs.fields(model)}
+
+        converter.register_unstructure_hook(dt.datetime, _iso)
+        converter.register_unstructure_hook(dt.date, dt.date.isoformat)
+        converter.register_structure_hook(dt.datetime, _parse_datetime)
+        converter.register_structure_hook(dt.date, lambda value, _: dt.date.fromisoformat(value))
+        converter.register_unstructure_hook_factory(
+            attrs.has, lambda model: make_dict_unstructure_fn(model, converter, **renames(model))
+        )
+        converter.register_structure_hook_factory(
+            attrs.has, lambda model: make_dict_structure_fn(model, converter, **renames(model))
+        )
+
+        # An API key never shows its hash; its status depends on the time of the answer.
+        key_fields = make_dict_unstructure_fn(
+            ApiKey, converter, **{**renames(ApiKey), "secret_hash": override(omit=True)}
+        )
+        clock = self._clock
+
+        def unstructure_key(key: ApiKey) -> dict[str, Any]:
+            return {**key_fields(key), "status": key.status(clock.now())}
+
+        structure_key = make_dict_structure_fn(ApiKey, converter, **renames(ApiKey))
+        converter.register_unstructure_hook(ApiKey, unstructure_key)
+        converter.register_structure_hook(
+            ApiKey, lambda data, model: structure_key({**data, "secretHash": ""}, model)
+        )
+        converter.register_unstructure_hook(
+            IssuedKey, lambda issued: {**unstructure_key(issued.key), "key": issued.secret}
+        )
+        converter.register_structure_hook(
+            IssuedKey, lambda data, _: IssuedKey(key=converter.structure(data, ApiKey), secret=data["key"])
+        )
+
+        # Organizations show their effective limits, whatever plan they come from.
+        def unstructure_organization(organization: Organization) -> dict[str, Any]:
+            limit = organization.rate_limit
+            return {
+                "id": organization.id,
+                "name": organization.name,
+                "plan": organization.plan.value,
+                "rateLimit": {"requestsPerMinute": limit.requests_per_minute, "burst": limit.burst},
+                "createdAt": _iso(organization.created_at),
+                "updatedAt": _iso(organization.updated_at),
+            }
+
+        def structure_organization(data: Mapping[str, Any], _: type) -> Organization:
+            plan = Plan(data["plan"])
+            negotiated = plan is Plan.ENTERPRISE  # other plans take their limits from the plan table
+            return Organization(
+                id=data["id"],
+                name=data["name"],
+                plan=plan,
+                rate_limit_rpm=data["rateLimit"]["requestsPerMinute"] if negotiated else None,
+                rate_limit_burst=data["rateLimit"]["burst"] if negotiated else None,
+                created_at=_parse_datetime(data["createdAt"], dt.datetime),
+                updated_at=_parse_datetime(data["updatedAt"], dt.datetime),
+            )
+
+        converter.register_unstructure_hook(Organization, unstructure_organization)
+        converter.register_structure_hook(Organization, structure_organization)
+        return converter
