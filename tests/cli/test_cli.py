@@ -1,0 +1,231 @@
+"""The `compliance` command, run in-process through ``main`` (and twice as a real process)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compliance_core import Platform, Plan
+from compliance_http.cli import build_parser, main, store_url
+
+COMPLIANCE = str(Path(sys.executable).with_name("compliance"))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "cli.db")
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]):
+    """Run one command; return (exit code, parsed stdout or None, parsed stderr or None)."""
+
+    def run_command(*argv: str):
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, json.loads(out) if out.strip() else None, json.loads(err) if err.strip() else None
+
+    return run_command
+
+
+@pytest.fixture
+def org(run, db: str) -> dict:
+    code, out, _ = run("init", "--db", db, "--org-name", "Acme")
+    assert code == 0
+    return out
+
+
+def platform_for(db: str) -> Platform:
+    return Platform.open(store_url(db))
+
+
+def test_init_prints_one_json_object_whose_key_authenticates(run, db: str) -> None:
+    code, out, err = run("init", "--db", db, "--org-name", "Acme Ltd")
+    assert (code, err) == (0, None)
+    assert set(out) == {"organizationId", "apiKey"}
+    with platform_for(db) as platform:
+        admission = platform.access.admit(out["apiKey"])
+        assert admission.actor.organization_id == out["organizationId"]
+        assert admission.actor.role == "owner"
+        organization = platform.organizations.get(admission.actor)
+    assert (organization.name, organization.plan) == ("Acme Ltd", Plan.PROFESSIONAL)
+
+
+def test_init_takes_a_plan_and_enterprise_limits(run, db: str) -> None:
+    code, out, _ = run("init", "--db", db, "--org-name", "Big", "--plan", "enterprise", "--rpm", "100", "--burst", "250")
+    assert code == 0
+    with platform_for(db) as platform:
+        organization = platform.organizations.get(platform.actor(out["organizationId"]))
+    assert (organization.plan, organization.rate_limit.requests_per_minute, organization.rate_limit.burst) == (
+        "enterprise", 100, 250)
+
+
+@pytest.mark.parametrize("argv, field, value", [
+    (["--plan", "free", "--rpm", "100"], "rpm", 100),
+    (["--plan", "gold"], "plan", "gold"),
+    (["--plan", "enterprise", "--rpm", "100", "--burst", "50"], "burst", 50),
+])
+def test_init_rejects_bad_plans_and_limits_with_a_json_error(run, db: str, argv, field, value) -> None:
+    code, out, err = run("init", "--db", db, "--org-name", "Acme", *argv)
+    assert (code, out) == (2, None)
+    assert err["error"]["code"] == "validation_error"
+    assert (err["error"]["details"]["field"], err["error"]["details"]["value"]) == (field, value)
+    with platform_for(db) as platform, platform.uow.read() as session:
+        assert session.organizations.count() == 0
+
+
+def test_set_plan_changes_the_rate_limits(run, db: str, org: dict) -> None:
+    code, out, err = run("org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "free")
+    assert (code, err) == (0, None)
+    assert (out["id"], out["plan"], out["rateLimit"]) == (
+        org["organizationId"], "free", {"requestsPerMinute": 30, "burst": 60})
+
+    code, out, _ = run("org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "enterprise",
+                       "--rpm", "2000", "--burst", "5000")
+    assert code == 0 and out["rateLimit"] == {"requestsPerMinute": 2000, "burst": 5000}
+    with platform_for(db) as platform:
+        admission = platform.access.admit(org["apiKey"])
+    assert admission.rate.limit == 5000
+
+
+def test_set_plan_rejects_negotiated_limits_for_other_plans(run, db: str, org: dict) -> None:
+    code, out, err = run("org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "starter",
+                         "--burst", "500")
+    assert (code, out) == (2, None)
+    assert err["error"]["details"]["field"] == "burst"
+    with platform_for(db) as platform:
+        assert platform.organizations.get(platform.actor(org["organizationId"])).plan == "professional"
+
+
+def test_set_plan_for_an_unknown_organization_is_not_found(run, db: str, org: dict) -> None:
+    code, _, err = run("org", "set-plan", "--db", db, "--org", "org_00000000nothere", "--plan", "free")
+    assert code == 1
+    assert err == {"error": {"code": "not_found", "message": "organization org_00000000nothere not found",
+                             "details": {"resource": "organization", "id": "org_00000000nothere"}}}
+
+
+def test_keys_create_list_revoke(run, db: str, org: dict) -> None:
+    org_id = org["organizationId"]
+    code, created, _ = run("keys", "create", "--db", db, "--org", org_id, "--name", "CI", "--role", "Auditor",
+                           "--expires-at", "2099-01-01T00:00:00Z")
+    assert code == 0 and set(created) == {"id", "key"}
+    with platform_for(db) as platform:
+        assert platform.access.admit(created["key"]).actor.role == "auditor"
+
+    code, listed, _ = run("keys", "list", "--db", db, "--org", org_id)
+    assert code == 0
+    by_id = {k["id"]: k for k in listed}
+    assert len(by_id) == 2
+    ci = by_id[created["id"]]
+    assert (ci["name"], ci["role"], ci["status"], ci["expiresAt"]) == ("CI", "auditor", "active", "2099-01-01T00:00:00Z")
+    assert created["key"].startswith(ci["prefix"])
+    text = json.dumps(listed)
+    assert created["key"] not in text and org["apiKey"] not in text and "hash" not in text.lower()
+
+    code, revoked, _ = run("keys", "revoke", "--db", db, "--org", org_id, "--key", created["id"])
+    assert code == 0 and revoked["status"] == "revoked" and revoked["revokedAt"]
+    with platform_for(db) as platform, pytest.raises(Exception) as raised:
+        platform.access.admit(created["key"])
+    assert raised.value.code == "unauthorized"
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--role", "superuser"], "role"),
+    (["--role", "auditor", "--expires-at", "next tuesday"], "expiresAt"),
+    (["--role", "auditor", "--expires-at", "2001-01-01T00:00:00Z"], "expiresAt"),
+    (["--role", "auditor", "--name", "   "], "name"),
+])
+def test_keys_create_rejects_bad_input(run, db: str, org: dict, argv, field) -> None:
+    args = ["keys", "create", "--db", db, "--org", org["organizationId"], "--name", "k", *argv]
+    code, out, err = run(*args)
+    assert (code, out) == (2, None)
+    assert err["error"]["code"] == "validation_error" and err["error"]["details"]["field"] == field
+
+
+def test_revoking_a_missing_key_is_not_found(run, db: str, org: dict) -> None:
+    code, _, err = run("keys", "revoke", "--db", db, "--org", org["organizationId"], "--key", "key_00000000gone")
+    assert code == 1 and err["error"]["code"] == "not_found"
+
+
+def test_the_db_defaults_to_compliance_db_from_the_environment(run, db: str, monkeypatch) -> None:
+    monkeypatch.setenv("COMPLIANCE_DB", db)
+    code, out, _ = run("init", "--org-name", "From env")
+    assert code == 0
+    code, listed, _ = run("keys", "list", "--org", out["organizationId"])
+    assert code == 0 and len(listed) == 1
+
+
+def test_store_urls() -> None:
+    assert store_url("memory://") == "memory://"
+    assert store_url("sqlite:///x.db") == "sqlite:///x.db"
+    assert store_url("data/c.db", {}) == "sqlite:///" + os.path.abspath("data/c.db")
+    assert store_url(None, {"COMPLIANCE_DB": "/srv/c.db"}) == "sqlite:////srv/c.db"
+    assert store_url(None, {}) == "sqlite:///" + os.path.abspath("compliance.db")
+
+
+@pytest.mark.parametrize("argv, mentions", [
+    (["init", "--org-name", "x", "--rpm", "many"], "--rpm"),
+    (["keys", "create", "--org", "org_1", "--name", "x"], "--role"),
+    (["serve", "--port", "70000"], "--port"),
+    (["serve", "--workers", "0"], "--workers"),
+    (["frobnicate"], "frobnicate"),
+    ([], "COMMAND"),
+])
+def test_bad_command_lines_give_a_json_error_with_the_usage(run, argv, mentions) -> None:
+    code, out, err = run(*argv)
+    assert (code, out) == (2, None)
+    assert err["error"]["code"] == "validation_error"
+    assert mentions in err["error"]["message"] and err["error"]["details"]["usage"].startswith("usage: compliance")
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, path + (name,))
+
+
+COMMANDS = list(_commands(build_parser()))
+
+
+def test_every_command_is_covered() -> None:
+    assert {" ".join(path) for path, _ in COMMANDS} == {
+        "", "init", "org", "org set-plan", "keys", "keys create", "keys list", "keys revoke", "serve", "openapi"}
+
+
+@pytest.mark.parametrize("path, parser", COMMANDS, ids=lambda v: " ".join(v) or "compliance" if isinstance(v, tuple) else "")
+def test_help_exits_0_and_documents_every_option(capsys, path, parser) -> None:
+    assert main([*path, "--help"]) == 0
+    out = capsys.readouterr().out
+    for action in parser._actions:
+        for option in action.option_strings:
+            assert option in out, f"{' '.join(path)} --help does not mention {option}"
+        if action.help is None:
+            assert not action.option_strings, f"{action.option_strings} has no help text"
+
+
+def test_openapi_prints_the_document(run) -> None:
+    code, out, _ = run("openapi")
+    assert code == 0
+    assert out["openapi"].startswith("3.0") and "/v1/vendors" in out["paths"]
+
+
+def test_a_real_process_prints_json_and_exits_non_zero_on_errors(tmp_path: Path) -> None:
+    db = tmp_path / "real.db"
+    done = subprocess.run([COMPLIANCE, "init", "--db", str(db), "--org-name", "Real"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    org_id = json.loads(done.stdout)["organizationId"]
+
+    failed = subprocess.run([COMPLIANCE, "keys", "create", "--db", str(db), "--org", org_id, "--name", "x",
+                             "--role", "nobody"], capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 2 and failed.stdout == ""
+    assert "Traceback" not in failed.stderr
+    assert json.loads(failed.stderr)["error"]["details"]["field"] == "role"

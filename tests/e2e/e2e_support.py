@@ -1,0 +1,145 @@
+"""What the end-to-end tests share: scenario contexts over three transports, and real
+`compliance serve` processes.
+
+Every scenario gets a fresh organization and a ``Client`` acting with its Owner key, over:
+``local`` (LocalTransport, memory store), ``wsgi`` (HTTPTransport over httpx.WSGITransport, SQLite,
+no socket) and ``server`` (HTTPTransport to `compliance serve --workers 2`, SQLite).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import httpx
+import pytest
+
+from compliance_core import Actor, Client, IssuedKey, LocalTransport, Plan, Platform
+
+COMPLIANCE = str(Path(sys.executable).with_name("compliance"))
+LISTENING = re.compile(r"listening on (http://\S+)/v1")
+
+
+@attrs.define
+class Context:
+    """What a scenario works with; ``record`` builds the transcript compared across transports."""
+
+    kind: str
+    client: Client
+    organization_id: str
+    owner_key: IssuedKey
+    connect: Callable[[IssuedKey], Client]
+    """A client acting with another key of the same organization."""
+    transcript: list[tuple[str, Any]] = attrs.Factory(list)
+
+    def record(self, label: str, value: Any) -> Any:
+        self.transcript.append((label, value))
+        return value
+
+    def fails(self, label: str, error_class: type[Exception], call: Callable[..., Any], *args: Any,
+              **kwargs: Any) -> Any:
+        """Assert ``call`` raises exactly ``error_class``, record the error, return it."""
+        with pytest.raises(error_class) as raised:
+            call(*args, **kwargs)
+        assert type(raised.value) is error_class, f"{label}: got {type(raised.value).__name__}"
+        return self.record(label, raised.value)
+
+    @property
+    def over_http(self) -> bool:
+        return self.kind != "local"
+
+
+@attrs.define
+class Harness:
+    kind: str
+    platform: Platform
+    """Where organizations are created (the server's own database for ``server``)."""
+    client_for: Callable[[str], Client]
+    """A client for an API key's secret."""
+    server: ServerProcess | None = None
+    """The real server (``server`` only)."""
+
+    def context(self, plan: Plan = Plan.PROFESSIONAL) -> Context:
+        boot = self.platform.bootstrap("E2E Org", plan)
+        return Context(kind=self.kind, client=self.connect(boot.owner_key), organization_id=boot.organization.id,
+                       owner_key=boot.owner_key, connect=self.connect)
+
+    def connect(self, issued: IssuedKey) -> Client:
+        if self.kind == "local":
+            key = issued.key
+            return Client(LocalTransport(self.platform, Actor(organization_id=key.organization_id, role=key.role,
+                                                              key_id=key.id)))
+        assert issued.secret is not None
+        return self.client_for(issued.secret)
+
+
+def local_harness() -> Harness:
+    platform = Platform.open("memory://")
+    return Harness("local", platform, client_for=lambda secret: pytest.fail("no secrets in-process"))
+
+
+@attrs.define
+class ServerProcess:
+    """A running `compliance serve` subprocess and what it printed while starting."""
+
+    process: subprocess.Popen[str]
+    url: str
+    startup: str
+    errors: IO[str]
+    """Its stderr (a file, so a chatty server can never block on a full pipe)."""
+
+    def stop(self) -> str:
+        """Stop with SIGTERM, as a supervisor would; return the rest of its output."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        assert self.process.stdout is not None
+        rest = self.process.stdout.read()
+        self.process.stdout.close()
+        self.errors.close()
+        return rest
+
+    def stderr(self) -> str:
+        self.errors.seek(0)
+        return self.errors.read()
+
+
+def start_server(db: Path | str, *, workers: int = 2, env: dict[str, str] | None = None) -> ServerProcess:
+    """`compliance serve` on a free port (``--port 0``; the URL is read from its output), once
+    /v1/health answers."""
+    errors = tempfile.TemporaryFile("w+")
+    process = subprocess.Popen(
+        [COMPLIANCE, "serve", "--db", str(db), "--port", "0", "--workers", str(workers), "--threads", "4"],
+        stdout=subprocess.PIPE, stderr=errors, text=True, env={**os.environ, **(env or {})},
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line)
+        found = LISTENING.search(line)
+        if found:
+            url = found.group(1)
+            break
+    else:
+        process.wait()
+        errors.seek(0)
+        raise AssertionError(f"compliance serve did not start:\n{''.join(lines)}\n{errors.read()}")
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{url}/v1/health").status_code != 200:
+        assert time.monotonic() < deadline, "no /v1/health"
+        time.sleep(0.05)
+    return ServerProcess(process=process, url=url, startup="".join(lines), errors=errors)
+
+
