@@ -11,7 +11,6 @@ for bad input, 1 for other errors. ``COMPLIANCE_DB`` is the default for every ``
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import logging
 import os
@@ -24,7 +23,6 @@ from compliance_core import (
     ApiKey,
     ComplianceError,
     NewApiKey,
-    Organization,
     PageRequest,
     Plan,
     Platform,
@@ -35,12 +33,15 @@ from compliance_core.events import jsonable
 from compliance_core.pagination import MAX_PER_PAGE
 from compliance_core.platform import version
 
+from .openapi import openapi_document
 from .server import DEFAULT_THREADS, ServerError, serve_platform
+from .wire import Wire
 
 __all__ = ["main", "build_parser", "store_url", "DEFAULT_DB", "DEFAULT_ORGANIZATION"]
 
 DEFAULT_DB = "compliance.db"
 DEFAULT_ORGANIZATION = "Default organization"
+_SQLITE = "sqlite:///"
 PLANS = ", ".join(p.value for p in Plan)
 ROLES = ", ".join(r.value for r in Role)
 
@@ -68,7 +69,17 @@ def store_url(db: str | None, environ: Mapping[str, str] | None = None) -> str:
         raise ValidationError.field("db", value, "must be a file path or a store URL")
     if "://" in value:
         return value
-    return "sqlite:///" + str(Path(value).expanduser().resolve())
+    return _SQLITE + str(Path(value).expanduser().resolve())
+
+
+def _open(db: str | None, *, create: bool = False) -> Platform:
+    """Open the store; only ``init`` and ``serve`` may create a new SQLite file, so a mistyped
+    ``--db`` elsewhere is an error instead of a new empty database."""
+    url = store_url(db)
+    if not create and url.startswith(_SQLITE) and not Path(url[len(_SQLITE):]).exists():
+        raise ValidationError.field("db", db if db is not None else url,
+                                    "no database there yet: create one with `compliance init`")
+    return Platform.open(url)
 
 
 def _emit(value: Any) -> None:
@@ -80,63 +91,35 @@ def _error(code: str, message: str, details: Mapping[str, Any]) -> None:
     print(json.dumps(body, default=str), file=sys.stderr, flush=True)
 
 
-def render_organization(organization: Organization) -> dict[str, Any]:
-    limit = organization.rate_limit
-    return {
-        "id": organization.id,
-        "name": organization.name,
-        "plan": organization.plan.value,
-        "rateLimit": {"requestsPerMinute": limit.requests_per_minute, "burst": limit.burst},
-        "createdAt": jsonable(organization.created_at),
-        "updatedAt": jsonable(organization.updated_at),
-    }
-
-
-def render_key(key: ApiKey, now: dt.datetime) -> dict[str, Any]:
-    """Everything about a key except its secret and the secret's hash."""
-    return {
-        "id": key.id,
-        "name": key.name,
-        "role": key.role.value,
-        "prefix": key.prefix,
-        "status": key.status(now),
-        "createdAt": jsonable(key.created_at),
-        "expiresAt": jsonable(key.expires_at),
-        "revokedAt": jsonable(key.revoked_at),
-        "lastUsedAt": jsonable(key.last_used_at),
-        "createdBy": key.created_by,
-    }
-
-
 # --- commands ---------------------------------------------------------------------------------
 
 
 def _init(args: argparse.Namespace) -> int:
-    with Platform.open(store_url(args.db)) as platform:
+    with _open(args.db, create=True) as platform:
         boot = platform.bootstrap(args.org_name, args.plan, rpm=args.rpm, burst=args.burst)
     _emit({"organizationId": boot.organization.id, "apiKey": boot.owner_key.secret})
     return 0
 
 
 def _set_plan(args: argparse.Namespace) -> int:
-    with Platform.open(store_url(args.db)) as platform:
+    with _open(args.db) as platform:
         organization = platform.organizations.set_plan(
             platform.actor(args.org), args.plan, rpm=args.rpm, burst=args.burst
         )
-    _emit(render_organization(organization))
+        _emit(Wire(platform.clock).unstructure(organization))
     return 0
 
 
 def _keys_create(args: argparse.Namespace) -> int:
     data = NewApiKey(name=args.name, role=args.role, expires_at=args.expires_at)
-    with Platform.open(store_url(args.db)) as platform:
+    with _open(args.db) as platform:
         issued = platform.api_keys.create(platform.actor(args.org), data)
     _emit({"id": issued.key.id, "key": issued.secret})
     return 0
 
 
 def _keys_list(args: argparse.Namespace) -> int:
-    with Platform.open(store_url(args.db)) as platform:
+    with _open(args.db) as platform:
         actor = platform.actor(args.org)
         keys: list[ApiKey] = []
         number = 1
@@ -146,15 +129,14 @@ def _keys_list(args: argparse.Namespace) -> int:
             if page.page >= page.total_pages:
                 break
             number += 1
-        now = platform.clock.now()
-    _emit([render_key(key, now) for key in keys])
+        _emit(Wire(platform.clock).unstructure(keys))  # as GET /v1/api-keys shows them: no secret, no hash
     return 0
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
-    with Platform.open(store_url(args.db)) as platform:
+    with _open(args.db) as platform:
         key = platform.api_keys.revoke(platform.actor(args.org), args.key)
-        _emit(render_key(key, platform.clock.now()))
+        _emit(Wire(platform.clock).unstructure(key))
     return 0
 
 
@@ -176,7 +158,7 @@ def first_run_banner(platform: Platform, server_url: str) -> str | None:
         "",
         "  The key is shown only this once (only its hash is stored). Keep it now, e.g.:",
         f'    curl -H "X-API-Key: {boot.owner_key.secret}" {server_url}/v1/vendors',
-        "  More keys: compliance keys create --org ORG_ID --name NAME --role ROLE",
+        f"  More keys: compliance keys create --org {boot.organization.id} --name NAME --role ROLE",
         rule,
     ])
 
@@ -209,8 +191,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _openapi(args: argparse.Namespace) -> int:
-    from .openapi import openapi_document
-
     _emit(openapi_document())
     return 0
 
@@ -355,3 +335,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ComplianceError as error:
         _error(error.code, error.message, error.details)
         return 2 if isinstance(error, ValidationError) else 1
+    except KeyboardInterrupt:  # Ctrl+C before serve's own handlers are in place
+        return 130

@@ -31,6 +31,8 @@ import waitress
 
 from compliance_core import Platform, ValidationError
 
+from .app import create_app
+
 __all__ = [
     "AppFactory",
     "DEFAULT_THREADS",
@@ -130,16 +132,18 @@ class WorkerPool:
         pending = [self._spawn() for _ in range(self.size)]
         try:
             for process, ready in pending:
-                message = ready.recv() if ready.poll(60) else ("error", "did not start within 60 s")
-                ready.close()
+                try:
+                    message = ready.recv() if ready.poll(60) else ("error", "did not start within 60 s")
+                except EOFError:
+                    message = ("error", "exited while starting")
                 if message[0] != "ready":
-                    process.join(5)
                     raise ServerError(f"worker {process.pid} failed to start: {message[1]}")
-        except (ServerError, EOFError) as error:
+        except ServerError:
             self.stop()
-            if isinstance(error, EOFError):
-                raise ServerError("a worker exited while starting") from None
             raise
+        finally:
+            for _, ready in pending:
+                ready.close()
 
     def supervise(self, wakeup: socket.socket | None = None, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Block until ``should_stop()`` (checked whenever ``wakeup`` becomes readable or a worker
@@ -162,8 +166,7 @@ class WorkerPool:
         are still alive after ``timeout`` seconds."""
         for process in self.processes:
             if process.is_alive():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(process.pid, signal.SIGTERM)  # type: ignore[arg-type]
+                process.terminate()
         deadline = time.monotonic() + timeout
         for process in self.processes:
             process.join(max(0.0, deadline - time.monotonic()))
@@ -216,7 +219,8 @@ def _worker_main(app_factory: AppFactory, sock: socket.socket, threads: int,
             ready.send(("error", _describe(error)))
             ready.close()
             raise
-        ready.send(("ready", os.getpid()))
+        with contextlib.suppress(OSError):  # nobody waits for a replacement's report
+            ready.send(("ready", os.getpid()))
         ready.close()
         server.run()
 
@@ -308,8 +312,6 @@ def serve_platform(url: str, host: str = "127.0.0.1", port: int = 3333, workers:
         A ``memory://`` store lives in one process, so it is served by one worker that inherits
         the prepared platform.
     """
-    from .app import create_app
-
     sock = bind(host, port)
     try:
         if url.startswith("memory:"):
@@ -331,7 +333,5 @@ def serve_platform(url: str, host: str = "127.0.0.1", port: int = 3333, workers:
 
 @contextlib.contextmanager
 def _platform_app(url: str) -> Iterator[WSGIApp]:
-    from .app import create_app
-
     with Platform.open(url) as platform:
         yield create_app(platform)

@@ -153,6 +153,19 @@ def test_revoking_a_missing_key_is_not_found(run, db: str, org: dict) -> None:
     assert code == 1 and err["error"]["code"] == "not_found"
 
 
+@pytest.mark.parametrize("command", [
+    ["keys", "list", "--org", "org_1"],
+    ["keys", "revoke", "--org", "org_1", "--key", "key_1"],
+    ["org", "set-plan", "--org", "org_1", "--plan", "free"],
+])
+def test_only_init_and_serve_create_a_database(run, tmp_path: Path, command) -> None:
+    missing = tmp_path / "typo.db"
+    code, _, err = run(*command, "--db", str(missing))
+    assert code == 2
+    assert (err["error"]["details"]["field"], err["error"]["details"]["value"]) == ("db", str(missing))
+    assert not missing.exists()
+
+
 def test_the_db_defaults_to_compliance_db_from_the_environment(run, db: str, monkeypatch) -> None:
     monkeypatch.setenv("COMPLIANCE_DB", db)
     code, out, _ = run("init", "--org-name", "From env")
