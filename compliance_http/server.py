@@ -309,17 +309,19 @@ def serve_platform(url: str, host: str = "127.0.0.1", port: int = 3333, workers:
 
     :param prepare: runs in the parent once the socket is bound, with a platform of its own and
         the server URL (first-run bootstrap); that platform is closed before the workers start.
-        A ``memory://`` store lives in one process, so it is served by one worker that inherits
-        the prepared platform.
+        A ``memory://`` store lives in one process, so it takes ``workers=1``, and that worker
+        inherits the prepared platform.
     """
+    in_memory = url.startswith("memory:")
+    if in_memory and workers != 1:
+        raise ValidationError.field("workers", workers, "a memory:// store lives in one process: use 1 worker")
     sock = bind(host, port)
     try:
-        if url.startswith("memory:"):
+        if in_memory:
             platform = Platform.open(url)
             if prepare is not None:
                 prepare(platform, url_for(sock))
             factory: AppFactory = lambda: create_app(platform)  # noqa: E731
-            workers = 1
         else:
             if prepare is not None:
                 with Platform.open(url) as platform:
