@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -198,24 +198,22 @@ def _openapi(args: argparse.Namespace) -> int:
 # --- parser -----------------------------------------------------------------------------------
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, not {value}")
+        return value
+
+    return parse
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a port number, not {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, not {value}")
-    return value
+_positive = _whole(1)
+_port = _whole(0, 65535)
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
