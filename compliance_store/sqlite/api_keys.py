@@ -1,0 +1,64 @@
+"""API keys (looked up by their unique SHA-256 hash) and their per-day request counters."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+from compliance_core.api_keys import ApiKey, DailyUsage
+from compliance_core.clock import utc
+from compliance_core.errors import Conflict
+from compliance_core.pagination import PageRequest
+
+from .codec import Mapper, decode_date, encode_date, encode_timestamp
+from .listing import PagedQuery
+
+__all__ = ["SqliteApiKeys"]
+
+_COUNT_USE = (
+    "INSERT INTO key_usage (key_id, day, requests) VALUES (?, ?, 1) "
+    "ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1"
+)
+_TOUCH = "UPDATE api_keys SET last_used_at = ? WHERE id = ?"
+_USAGE = "SELECT day, requests FROM key_usage WHERE key_id = ? AND day >= ? ORDER BY day"
+
+
+class SqliteApiKeys:
+    def __init__(self, conn: sqlite3.Connection, mapper: Mapper[ApiKey], pages: PagedQuery[ApiKey]) -> None:
+        self._conn = conn
+        self._mapper = mapper
+        self._pages = pages
+        self._get_sql = f"{mapper.select_sql} WHERE id = ? AND organization_id = ?"
+        self._by_hash_sql = f"{mapper.select_sql} WHERE secret_hash = ?"
+
+    def add(self, key: ApiKey) -> None:
+        try:
+            self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(key))
+        except sqlite3.IntegrityError as error:
+            if "api_keys.secret_hash" in str(error):
+                raise Conflict("an API key with this value already exists") from None
+            raise
+
+    def update(self, key: ApiKey) -> None:
+        self._conn.execute(self._mapper.update_sql, self._mapper.update_params(key))
+
+    def get(self, organization_id: str, key_id: str) -> ApiKey | None:
+        row = self._conn.execute(self._get_sql, (key_id, organization_id)).fetchone()
+        return None if row is None else self._mapper.from_row(row)
+
+    def find_by_hash(self, secret_hash: str) -> ApiKey | None:
+        row = self._conn.execute(self._by_hash_sql, (secret_hash,)).fetchone()
+        return None if row is None else self._mapper.from_row(row)
+
+    def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
+        return self._pages.run(self._conn, organization_id, None, page)
+
+    def record_use(self, key_id: str, at: dt.datetime) -> None:
+        """Count the request on ``at``'s UTC day and stamp the key, inside the caller's transaction."""
+        at = utc(at)
+        self._conn.execute(_COUNT_USE, (key_id, encode_date(at.date())))
+        self._conn.execute(_TOUCH, (encode_timestamp(at), key_id))
+
+    def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
+        rows = self._conn.execute(_USAGE, (key_id, encode_date(since)))
+        return [DailyUsage(date=decode_date(day), requests=requests) for day, requests in rows]

@@ -1,0 +1,75 @@
+"""Filtered, ordered pages pushed down into SQL.
+
+A filter object's non-None fields become ``AND column = ?`` terms. The SELECT and COUNT text is
+built once per combination of filters in use and then reused, so sqlite3's statement cache keeps
+each one prepared. An unfiltered page (for vendors: filtered by ``archived`` alone) takes its
+total from the trigger-maintained ``list_counts`` row instead of counting an index range.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from compliance_core.pagination import PageRequest
+
+from .codec import Mapper
+
+__all__ = ["PagedQuery"]
+
+M = TypeVar("M")
+_COUNTER = "SELECT total FROM list_counts WHERE table_name = ? AND organization_id = ? AND archived = ?"
+
+
+class PagedQuery(Generic[M]):
+    """Pages of one table within an organization, ordered by (created_at, id).
+
+    :param mapper: the table's mapper
+    :param filter_type: an attrs class whose fields name columns (None: no filters)
+    :param counted: whether ``list_counts`` keeps this table's totals; they are keyed by
+        organization and, when the filter has an ``archived`` field, by that
+    """
+
+    def __init__(self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False) -> None:
+        self._mapper = mapper
+        names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
+        self._filters = [(name, mapper.codecs[name][0]) for name in names]
+        self._statements: dict[tuple[str, ...], tuple[str, str]] = {}
+        self._counted_when: tuple[str, ...] | None = None
+        if counted:
+            self._counted_when = ("archived",) if "archived" in names else ()
+
+    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str]:
+        where = " AND ".join(["organization_id = ?", *(f"{name} = ?" for name in active)])
+        table = self._mapper.table
+        statements = (
+            f"SELECT count(*) FROM {table} WHERE {where}",
+            f"{self._mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT ? OFFSET ?",
+        )
+        self._statements[active] = statements
+        return statements
+
+    def run(self, conn: sqlite3.Connection, organization_id: str, filters: Any,
+            page: PageRequest) -> tuple[list[M], int]:
+        params: list[Any] = [organization_id]
+        active: list[str] = []
+        for name, encode in self._filters:
+            value = getattr(filters, name)
+            if value is not None:
+                active.append(name)
+                params.append(value if encode is None else encode(value))
+        key = tuple(active)
+        count_sql, page_sql = self._statements.get(key) or self._statements_for(key)
+        if key == self._counted_when:
+            row = conn.execute(_COUNTER, (self._mapper.table, organization_id, params[1] if key else 0)).fetchone()
+            total: int = 0 if row is None else row[0]
+        else:
+            total = conn.execute(count_sql, params).fetchone()[0]
+        offset = page.offset
+        if offset >= total:
+            return [], total
+        params.append(page.per_page)
+        params.append(offset)
+        return self._mapper.from_rows(conn.execute(page_sql, params)), total

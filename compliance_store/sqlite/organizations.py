@@ -1,0 +1,31 @@
+"""Organizations: the tenants."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from compliance_core.organizations import Organization
+
+from .codec import Mapper
+
+__all__ = ["SqliteOrganizations"]
+
+
+class SqliteOrganizations:
+    def __init__(self, conn: sqlite3.Connection, mapper: Mapper[Organization]) -> None:
+        self._conn = conn
+        self._mapper = mapper
+        self._get_sql = f"{mapper.select_sql} WHERE id = ?"
+
+    def add(self, organization: Organization) -> None:
+        self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(organization))
+
+    def update(self, organization: Organization) -> None:
+        self._conn.execute(self._mapper.update_sql, self._mapper.update_params(organization))
+
+    def get(self, organization_id: str) -> Organization | None:
+        row = self._conn.execute(self._get_sql, (organization_id,)).fetchone()
+        return None if row is None else self._mapper.from_row(row)
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM organizations").fetchone()[0])

@@ -1,0 +1,35 @@
+"""The transactional outbox: one row per domain event, written in the change's transaction."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from typing import Iterable
+
+from compliance_core.events import OutboxMessage
+
+from .codec import Mapper, encode_timestamp
+
+__all__ = ["SqliteOutbox"]
+
+
+class SqliteOutbox:
+    def __init__(self, conn: sqlite3.Connection, mapper: Mapper[OutboxMessage]) -> None:
+        self._conn = conn
+        self._mapper = mapper
+        self._pending_sql = (
+            f"{mapper.select_sql} WHERE published_at IS NULL ORDER BY occurred_at, id LIMIT ?"
+        )
+
+    def add(self, message: OutboxMessage) -> None:
+        self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(message))
+
+    def pending(self, limit: int = 100) -> list[OutboxMessage]:
+        """Unpublished messages, oldest first."""
+        return self._mapper.from_rows(self._conn.execute(self._pending_sql, (limit,)))
+
+    def mark_published(self, message_ids: Iterable[str], at: dt.datetime) -> None:
+        stamp = encode_timestamp(at)
+        self._conn.executemany(
+            "UPDATE outbox SET published_at = ? WHERE id = ?", [(stamp, message_id) for message_id in message_ids]
+        )

@@ -1,0 +1,56 @@
+"""The store contract: every store passes the same behavioural tests.
+
+``STORES`` maps a name to a factory taking pytest's ``tmp_path``; the ``store`` fixture runs each
+test once per entry. A new store (PostgreSQL) joins the contract by adding one factory here.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Callable, Iterator
+
+import pytest
+
+from compliance_core import Actor, FrozenClock, Platform, SequentialIds
+from compliance_core.platform import Bootstrap
+from compliance_core.uow import Store
+from compliance_store.memory import MemoryStore
+from compliance_store.sqlite import SqliteStore
+
+STORES: dict[str, Callable[[pathlib.Path], Store]] = {
+    "memory": lambda tmp: MemoryStore(),
+    "sqlite": lambda tmp: SqliteStore(f"sqlite:///{tmp / 'contract.db'}"),
+}
+
+
+@pytest.fixture(params=sorted(STORES))
+def store(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[Store]:
+    opened = STORES[request.param](tmp_path)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock()
+
+
+@pytest.fixture
+def platform(store: Store, clock: FrozenClock) -> Platform:
+    return Platform(store, clock=clock, ids=SequentialIds())
+
+
+@pytest.fixture
+def boot(platform: Platform) -> Bootstrap:
+    return platform.bootstrap("Acme")
+
+
+@pytest.fixture
+def owner(platform: Platform, boot: Bootstrap) -> Actor:
+    return platform.actor(boot.organization.id)
+
+
+@pytest.fixture
+def outsider(platform: Platform) -> Actor:
+    """The owner of a second organization."""
+    return platform.actor(platform.bootstrap("Globex").organization.id)

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import attrs
+
+from compliance_core import Plan, Platform
+from compliance_core.uow import Store
+
+from . import samples
+
+
+def test_an_organization_round_trips_with_every_field(store: Store) -> None:
+    organization = samples.organization()
+    with store.session(write=True) as session:
+        session.organizations.add(organization)
+    with store.session(write=False) as session:
+        assert session.organizations.get(organization.id) == organization
+        assert session.organizations.get("org_missing") is None
+
+
+def test_an_update_replaces_the_stored_organization(store: Store) -> None:
+    organization = samples.organization()
+    changed = attrs.evolve(organization, name="Initrode", plan=Plan.FREE, rate_limit_rpm=None,
+                           rate_limit_burst=None, updated_at=samples.at(99))
+    with store.session(write=True) as session:
+        session.organizations.add(organization)
+    with store.session(write=True) as session:
+        session.organizations.update(changed)
+    with store.session(write=False) as session:
+        assert session.organizations.get(organization.id) == changed
+
+
+def test_count_counts_every_organization(store: Store) -> None:
+    with store.session(write=False) as session:
+        assert session.organizations.count() == 0
+    with store.session(write=True) as session:
+        for n in range(3):
+            session.organizations.add(samples.organization(id=f"org_{n}"))
+    with store.session(write=False) as session:
+        assert session.organizations.count() == 3
+
+
+def test_the_platform_reads_back_what_it_bootstrapped(platform: Platform) -> None:
+    boot = platform.bootstrap("Acme", plan="enterprise", rpm=100, burst=150)
+    actor = platform.actor(boot.organization.id)
+    assert platform.organizations.get(actor) == boot.organization
+    updated = platform.organizations.set_plan(actor, "starter")
+    assert platform.organizations.get(actor) == updated
+    assert updated.plan is Plan.STARTER
