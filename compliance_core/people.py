@@ -25,6 +25,7 @@ __all__ = [
     "PersonRepository",
     "PeopleService",
     "MAX_BULK",
+    "parse_members",
 ]
 
 MAX_BULK = 1000
@@ -131,6 +132,39 @@ def _entry(index: int, item: Any) -> NewPerson:
         raise ValidationError(error.message, {"index": index, **error.details}) from None
 
 
+def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> list[NewPerson]:
+    """Check every entry of a bulk request without writing anything.
+
+    Raises one ValidationError listing each bad entry's index, field, value and reason, so a
+    caller fixes the whole batch at once. ``extra_errors`` are entry errors a transport found
+    first (such as unknown wire fields); they are merged in index order.
+    """
+    if not isinstance(members, Sequence) or isinstance(members, (str, bytes)):
+        raise ValidationError.field("members", members, "must be a list")
+    if not 1 <= len(members) <= MAX_BULK:
+        raise ValidationError.field("members", len(members), f"must hold 1 to {MAX_BULK} entries")
+    entries: list[NewPerson] = []
+    errors: list[dict[str, Any]] = list(extra_errors)
+    seen: dict[str, int] = {}
+    for index, item in enumerate(members):
+        try:
+            entry = _entry(index, item)
+        except ValidationError as error:
+            errors.append(error.details)
+            continue
+        if entry.email in seen:
+            errors.append({"index": index, "field": "email", "value": entry.email,
+                           "reason": f"repeats entry {seen[entry.email]}"})
+        seen.setdefault(entry.email, index)
+        entries.append(entry)
+    if errors:
+        errors.sort(key=lambda e: e["index"])
+        bad = len({e["index"] for e in errors})
+        raise ValidationError(f"{bad} of {len(members)} entries are invalid; none were created",
+                              {"field": "members", "errors": errors})
+    return entries
+
+
 @attrs.define
 class PeopleService:
     uow: UnitOfWork
@@ -168,27 +202,7 @@ class PeopleService:
         """All or nothing: any invalid entry rejects the whole batch, and the error's
         ``details.errors`` lists each bad entry's index, field, value and reason."""
         authorize(actor, "person:create")
-        if not isinstance(members, Sequence) or isinstance(members, (str, bytes)):
-            raise ValidationError.field("members", members, "must be a list")
-        if not 1 <= len(members) <= MAX_BULK:
-            raise ValidationError.field("members", len(members), f"must hold 1 to {MAX_BULK} entries")
-        entries: list[NewPerson] = []
-        errors: list[dict[str, Any]] = []
-        seen: dict[str, int] = {}
-        for index, item in enumerate(members):
-            try:
-                entry = _entry(index, item)
-            except ValidationError as error:
-                errors.append(error.details)
-                continue
-            if entry.email in seen:
-                errors.append({"index": index, "field": "email", "value": entry.email,
-                               "reason": f"repeats entry {seen[entry.email]}"})
-            seen.setdefault(entry.email, index)
-            entries.append(entry)
-        if errors:
-            raise ValidationError(f"{len(errors)} of {len(members)} entries are invalid; none were created",
-                                  {"field": "members", "errors": errors})
+        entries = parse_members(members)
         above = [{"index": i, "field": "role", "value": e.role.value, "reason": "above the caller's role"}
                  for i, e in enumerate(entries) if e.role.rank > actor.role.rank]
         if above:
