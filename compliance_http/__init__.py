@@ -1,10 +1,7 @@
 """compliance_http: the /v1 HTTP API over ``compliance_core``.
 
-``create_app(platform)`` builds the Falcon WSGI app; ``HTTPTransport`` lets
-``compliance_core.Client`` call a server (or the app itself, without a socket).
+``compliance_http.app.create_app(platform)`` builds the Falcon WSGI app;
+``compliance_http.client.HTTPTransport`` lets ``compliance_core.Client`` call a server (or the
+app itself, without a socket). Nothing is imported here, so ``python -m compliance_http.openapi``
+and the CLI load only what they use.
 """
-
-from .app import create_app
-from .client import HTTPTransport
-
-__all__ = ["create_app", "HTTPTransport"]

@@ -55,7 +55,7 @@ class HTTPTransport:
         if route.body_argument is not None:
             value = arguments[route.body_argument]
             body = {"members": [self._wire.command_json(m) for m in value]} if route.batch else self._wire.command_json(value)
-            content = orjson.dumps(body)
+            content = self._wire.dumps(body)
             headers["Content-Type"] = JSON
         params = self._wire.query(arguments.get("filters"), arguments.get("page")) if route.paged else None
         response = self._http.request(route.method, path, params=params, content=content, headers=headers)

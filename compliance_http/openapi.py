@@ -230,7 +230,11 @@ class _Schemas:
             schema = self.of(_without_none(hint), output=output)
             if not nullable:
                 return schema
-            return {"allOf": [schema], "nullable": True} if "$ref" in schema else {**schema, "nullable": True}
+            if "$ref" in schema:
+                return {"allOf": [schema], "nullable": True}
+            if "enum" in schema:  # OpenAPI 3.0.3: a nullable enum lists null among its values
+                schema["enum"] = [*schema["enum"], None]
+            return {**schema, "nullable": True}
         if origin in (tuple, list):
             return {"type": "array", "items": self.of(typing.get_args(hint)[0], output=output)}
         if origin in (dict, Mapping) or hint is dict:
