@@ -1,0 +1,59 @@
+"""What the HTTP tests share: an ``Api`` over ``falcon.testing`` acting with one key, and checks
+of the spec's error body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon.testing
+
+from compliance_core import Actor, NewApiKey, Platform, Role
+
+
+class Api:
+    """Requests as one API key (``key=None``: no X-API-Key header at all)."""
+
+    def __init__(self, app: falcon.App, key: str | None) -> None:
+        self.app = app
+        self.key = key
+
+    def request(self, method: str, path: str, *, body: Any = None, raw: bytes | None = None,
+                content_type: str | None = None, headers: dict[str, str] | None = None,
+                query: str | None = None) -> falcon.testing.Result:
+        sent = {} if self.key is None else {"X-API-Key": self.key}
+        sent.update(headers or {})
+        if raw is not None:
+            sent["Content-Type"] = content_type or "application/json"
+            return falcon.testing.simulate_request(self.app, method, path, body=raw, headers=sent,
+                                                   query_string=query)
+        return falcon.testing.simulate_request(self.app, method, path, json=body, headers=sent, query_string=query)
+
+    def get(self, path: str, **options: Any) -> falcon.testing.Result:
+        return self.request("GET", path, **options)
+
+    def post(self, path: str, body: Any = None, **options: Any) -> falcon.testing.Result:
+        return self.request("POST", path, body=body, **options)
+
+    def patch(self, path: str, body: Any = None, **options: Any) -> falcon.testing.Result:
+        return self.request("PATCH", path, body=body, **options)
+
+
+def error(result: falcon.testing.Result, status: int, code: str, field: str | None = None) -> dict[str, Any]:
+    """Assert the spec's error body and return its details."""
+    assert result.status_code == status, result.text
+    body = result.json
+    assert set(body) == {"error", "requestId"}
+    assert set(body["error"]) == {"code", "message", "details"}
+    assert body["error"]["code"] == code
+    assert body["requestId"] == result.headers["X-Request-Id"]
+    if field is not None:
+        assert body["error"]["details"]["field"] == field, body
+    return body["error"]["details"]  # type: ignore[no-any-return]
+
+
+def issue_key(platform: Platform, organization_id: str, role: Role | str, **options: Any) -> str:
+    """A new key of ``role`` in the organization, issued by its owner in-process."""
+    owner = Actor(organization_id=organization_id, role=Role.OWNER, auth_type="local")
+    issued = platform.api_keys.create(owner, NewApiKey(name=f"{role} key", role=role, **options))
+    assert issued.secret is not None
+    return issued.secret
