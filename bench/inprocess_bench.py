@@ -1,0 +1,119 @@
+"""Benchmark 2: ``platform.vendors.list`` in-process against the least a Python program could do
+for the same answer: one sqlite3 page query, one count, and a dict per row.
+
+The difference is what the service layer and the store adapter cost per call (authorization, the
+read session, turning rows into frozen attrs models); the HTTP benchmark adds the transport.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from compliance_core.pagination import PageRequest
+from compliance_core.platform import Platform
+
+from .seed import Seeded
+
+__all__ = ["Timing", "InProcessResult", "run_inprocess_bench", "format_inprocess"]
+
+PER_PAGE = 50
+PAGE_SQL = ("SELECT * FROM vendors WHERE organization_id = ? AND archived = 0 "
+            "ORDER BY created_at, id LIMIT ? OFFSET ?")
+COUNT_SQL = "SELECT count(*) FROM vendors WHERE organization_id = ? AND archived = 0"
+
+
+@attrs.frozen(kw_only=True)
+class Timing:
+    name: str
+    mean_us: float
+    median_us: float
+    best_us: float
+    calls: int
+
+
+@attrs.frozen(kw_only=True)
+class InProcessResult:
+    pages: tuple[int, ...]
+    platform: Timing
+    plain: Timing
+
+    @property
+    def ratio(self) -> float:
+        """How many times slower the platform call is than the plain query (median per call)."""
+        return self.platform.median_us / self.plain.median_us
+
+
+def _plain_list(connection: sqlite3.Connection, organization_id: str, page: int) -> tuple[list[dict[str, Any]], int]:
+    cursor = connection.execute(PAGE_SQL, (organization_id, PER_PAGE, (page - 1) * PER_PAGE))
+    columns = [d[0] for d in cursor.description]
+    rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
+    total = connection.execute(COUNT_SQL, (organization_id,)).fetchone()[0]
+    return rows, total
+
+
+def _timing(name: str, batches: list[float], per_batch: int) -> Timing:
+    per_call = [seconds / per_batch * 1e6 for seconds in batches]
+    return Timing(name=name, mean_us=statistics.fmean(per_call), median_us=statistics.median(per_call),
+                  best_us=min(per_call), calls=len(batches) * per_batch)
+
+
+def run_inprocess_bench(db_path: Path, seeded: Seeded, *, repeats: int = 30, page_count: int = 20) -> InProcessResult:
+    """Time ``repeats`` batches of each candidate, alternating so that drift hits both alike; a
+    batch visits ``page_count`` pages spread over the whole register (OFFSET grows with the page)."""
+    last_page = max(1, -(-seeded.vendors // PER_PAGE))
+    step = max(1, last_page // page_count)
+    pages = tuple(range(1, last_page + 1, step))[:page_count]
+    with Platform.open(seeded.url) as platform:
+        actor = platform.actor(seeded.organization_id)
+        requests = [PageRequest(page=k, per_page=PER_PAGE) for k in pages]
+        connection = sqlite3.connect(str(db_path))
+        try:
+            expected = platform.vendors.list(actor, page=requests[0])
+            rows, total = _plain_list(connection, seeded.organization_id, pages[0])
+            if total != expected.total or [r["id"] for r in rows] != [v.id for v in expected.items]:
+                raise RuntimeError("the plain query does not return the platform's page; fix PAGE_SQL")
+
+            def platform_batch() -> None:
+                for request in requests:
+                    platform.vendors.list(actor, page=request)
+
+            def plain_batch() -> None:
+                for k in pages:
+                    _plain_list(connection, seeded.organization_id, k)
+
+            candidates: list[tuple[str, Callable[[], None], list[float]]] = [
+                ("platform.vendors.list", platform_batch, []),
+                ("plain sqlite3 + dicts", plain_batch, []),
+            ]
+            for _, batch, _ in candidates:  # warm caches and the page cache
+                batch()
+            for _ in range(repeats):
+                for _, batch, times in candidates:
+                    started = time.perf_counter()
+                    batch()
+                    times.append(time.perf_counter() - started)
+        finally:
+            connection.close()
+    (name_a, _, times_a), (name_b, _, times_b) = candidates
+    return InProcessResult(pages=pages, platform=_timing(name_a, times_a, len(pages)),
+                           plain=_timing(name_b, times_b, len(pages)))
+
+
+def format_inprocess(result: InProcessResult) -> str:
+    lines = [
+        f"In-process: one page of {PER_PAGE} + total, pages {result.pages[0]}..{result.pages[-1]} "
+        f"({len(result.pages)} pages a batch), per call",
+        f"{'call':<26}{'mean us':>10}{'median us':>11}{'best us':>10}{'calls':>8}",
+    ]
+    for timing in (result.platform, result.plain):
+        lines.append(f"{timing.name:<26}{timing.mean_us:>10.0f}{timing.median_us:>11.0f}"
+                     f"{timing.best_us:>10.0f}{timing.calls:>8}")
+    lines.append(f"platform / plain (median): {result.ratio:.2f}x")
+    return "\n".join(lines)

@@ -1,0 +1,147 @@
+"""Keep-alive load against one URL: wrk when installed, else a multi-process http.client loop.
+
+Both report the same ``LoadResult`` so the tables do not care which generator ran.
+"""
+
+from __future__ import annotations
+
+import http.client
+import multiprocessing
+import re
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import attrs
+
+__all__ = ["LoadResult", "run_load", "wrk_path", "parse_wrk"]
+
+
+@attrs.frozen(kw_only=True)
+class LoadResult:
+    generator: str
+    requests: int
+    seconds: float
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    """Socket errors, timeouts and non-2xx answers together: any of them spoils the figure."""
+
+
+def wrk_path() -> str | None:
+    return shutil.which("wrk")
+
+
+def run_load(url: str, *, seconds: float, connections: int, threads: int,
+             headers: dict[str, str] | None = None) -> LoadResult:
+    headers = headers or {}
+    wrk = wrk_path()
+    if wrk is not None:
+        return _run_wrk(wrk, url, seconds, connections, threads, headers)
+    return _run_python(url, seconds, connections, threads, headers)
+
+
+def _run_wrk(wrk: str, url: str, seconds: float, connections: int, threads: int,
+             headers: dict[str, str]) -> LoadResult:
+    command = [wrk, "--latency", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s",
+               "--timeout", "5s"]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    command.append(url)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+    return parse_wrk(done.stdout)
+
+
+_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()  # type: ignore[union-attr]
+    return float(number) * _UNITS_MS[unit]
+
+
+def parse_wrk(output: str) -> LoadResult:
+    """Read the summary of ``wrk --latency``; wrk prints latencies with their own units."""
+    percentiles = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+(?:us|ms|s|m))\s*$", output, re.M))
+    total = re.search(r"^\s*(\d+) requests in ([\d.]+)(us|ms|s|m)", output, re.M)
+    rate = re.search(r"^Requests/sec:\s+([\d.]+)", output, re.M)
+    if not (total and rate and "50" in percentiles and "99" in percentiles):
+        raise RuntimeError(f"could not read wrk output:\n{output}")
+    errors = sum(int(n) for n in re.findall(
+        r"(?:connect|read|write|timeout) (\d+)", " ".join(re.findall(r"^\s*Socket errors:.*$", output, re.M))))
+    non_2xx = re.search(r"^\s*Non-2xx or 3xx responses:\s+(\d+)", output, re.M)
+    errors += int(non_2xx.group(1)) if non_2xx else 0
+    return LoadResult(
+        generator="wrk",
+        requests=int(total.group(1)),
+        seconds=_ms(total.group(2) + total.group(3)) / 1000.0,
+        requests_per_second=float(rate.group(1)),
+        p50_ms=_ms(percentiles["50"]),
+        p99_ms=_ms(percentiles["99"]),
+        errors=errors,
+    )
+
+
+def _run_python(url: str, seconds: float, connections: int, threads: int,
+                headers: dict[str, str]) -> LoadResult:
+    """The fallback: ``threads`` processes, each holding its share of persistent connections."""
+    processes = max(1, min(threads, connections))
+    shares = [connections // processes + (1 if i < connections % processes else 0) for i in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        parts = pool.starmap(_python_worker, [(url, seconds, share, headers) for share in shares])
+    latencies = sorted(latency for part in parts for latency in part[0])
+    errors = sum(part[1] for part in parts)
+    if not latencies:
+        raise RuntimeError(f"no request to {url} succeeded")
+    cut = statistics.quantiles(latencies, n=100, method="inclusive")
+    return LoadResult(generator="python http.client", requests=len(latencies), seconds=seconds,
+                      requests_per_second=len(latencies) / seconds, p50_ms=cut[49] * 1000,
+                      p99_ms=cut[98] * 1000, errors=errors)
+
+
+def _python_worker(url: str, seconds: float, connections: int,
+                   headers: dict[str, str]) -> tuple[list[float], int]:
+    parsed = urllib.parse.urlsplit(url)
+    target = parsed.path + (f"?{parsed.query}" if parsed.query else "")
+    deadline = time.perf_counter() + seconds
+    latencies: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+
+    def loop() -> None:
+        mine: list[float] = []
+        failed = 0
+        connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=5)
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            try:
+                connection.request("GET", target, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                if response.status >= 300:
+                    failed += 1
+                    continue
+            except (OSError, http.client.HTTPException):
+                failed += 1
+                connection.close()
+                connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=5)
+                continue
+            mine.append(time.perf_counter() - started)
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+            errors[0] += failed
+
+    workers = [threading.Thread(target=loop) for _ in range(connections)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return latencies, errors[0]

@@ -1,0 +1,175 @@
+"""Where a list request's time goes: the full stack's hot path, in one process, without sockets.
+
+Two views: a stage breakdown (timed without the profiler, so it is not inflated) and cProfile's
+own-time per function and per package. The HTTP benchmark says how fast; this says what to cut.
+``python -m bench.profile_stack [--requests N]`` or ``python -m bench --profile N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import falcon.testing
+
+from compliance_core.pagination import PageRequest
+from compliance_core.platform import Platform
+
+from .bare import create_bare_app
+from .http_bench import LIST_PATH
+from .seed import Seeded, seed
+
+__all__ = ["ProfileResult", "profile_list", "format_profile", "summarize", "format_summary"]
+
+PATH, _, QUERY = LIST_PATH.partition("?")
+
+
+@attrs.frozen(kw_only=True)
+class ProfileResult:
+    requests: int
+    stages: tuple[tuple[str, float], ...]
+    """(stage, microseconds per request)"""
+    packages: tuple[tuple[str, float], ...]
+    """(package, share of own time)"""
+    functions: tuple[tuple[str, int, float, float], ...]
+    """(function, calls per request, own us per request, cumulative us per request)"""
+
+
+def _per_call_us(call: Callable[[], object], count: int, rounds: int = 5) -> float:
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(count):
+            call()
+        samples.append((time.perf_counter() - started) / count * 1e6)
+    return statistics.median(samples)
+
+
+def _package(filename: str) -> str:
+    if filename == "~":
+        return "builtins (C: sqlite3, orjson, ...)"
+    if filename.startswith("<"):  # code compiled at run time: attrs/cattrs classes, store row readers
+        for marker, name in (("cattrs generated", "cattrs"), ("attrs generated", "attr"),
+                             ("row reader", "compliance_store")):
+            if marker in filename:
+                return name
+        return f"generated {filename}"
+    for marker in ("compliance_core", "compliance_store", "compliance_http", "falcon", "cattrs", "attr",
+                   "sqlite_utils", "waitress", "orjson", "blinker"):
+        if f"/{marker}/" in filename:
+            return marker
+    return "stdlib / other"
+
+
+def _label(key: tuple[str, int, str]) -> str:
+    filename, line, name = key
+    if filename == "~":
+        return name
+    for marker in ("compliance_core/", "compliance_store/", "compliance_http/", "falcon/", "cattrs/", "attr/",
+                   "sqlite_utils/", "python3.11/"):
+        index = filename.find(marker)
+        if index >= 0:
+            return f"{filename[index:]}:{line} {name}"
+    return f"{Path(filename).name}:{line} {name}"
+
+
+def summarize(stats: pstats.Stats, requests: int, top: int = 25) -> tuple[
+        tuple[tuple[str, float], ...], tuple[tuple[str, int, float, float], ...]]:
+    """Own time by package, and the ``top`` functions by own time, per request."""
+    raw = stats.stats  # type: ignore[attr-defined]
+    total_own = sum(entry[2] for entry in raw.values()) or 1.0
+    by_package: dict[str, float] = defaultdict(float)
+    for key, (_, _, own, _, _) in raw.items():
+        by_package[_package(key[0])] += own
+    packages = tuple(sorted(((name, own / total_own) for name, own in by_package.items()),
+                            key=lambda item: -item[1]))
+    ranked = sorted(raw.items(), key=lambda item: -item[1][2])[:top]
+    functions = tuple(
+        (_label(key), round(calls / requests), own / requests * 1e6, cumulative / requests * 1e6)
+        for key, (_, calls, own, cumulative, _) in ranked
+    )
+    return packages, functions
+
+
+def format_summary(packages: tuple[tuple[str, float], ...],
+                   functions: tuple[tuple[str, int, float, float], ...]) -> list[str]:
+    lines = ["cProfile own time by package:"]
+    lines += [f"  {name:<40}{share:>7.1%}" for name, share in packages]
+    lines += ["", f"{'top functions by own time':<78}{'calls/req':>10}{'own us':>8}{'cum us':>8}"]
+    lines += [f"{name[:78]:<78}{calls:>10}{own:>8.1f}{cumulative:>8.1f}" for name, calls, own, cumulative in functions]
+    lines.append("(cProfile adds its own overhead per call: compare the rows with each other, not with the "
+                 "stage timings)")
+    return lines
+
+
+def profile_list(seeded: Seeded, requests: int = 2000) -> ProfileResult:
+    from compliance_http.app import create_app
+
+    headers = {"X-API-Key": seeded.api_key}
+    with Platform.open(seeded.url) as platform:
+        client = falcon.testing.TestClient(create_app(platform))
+
+        def full() -> None:
+            result = client.simulate_get(PATH, query_string=QUERY, headers=headers)
+            if result.status_code != 200:
+                raise RuntimeError(f"{LIST_PATH} answered {result.status_code}: {result.text[:300]}")
+
+        full()
+        body = client.simulate_get(PATH, query_string=QUERY, headers=headers)
+        bare = falcon.testing.TestClient(create_bare_app(body.content, body.headers["content-type"]))
+        actor = platform.actor(seeded.organization_id)
+        page = PageRequest(page=1, per_page=50)
+        count = max(50, requests // 10)
+        for _ in range(count):  # warm-up
+            full()
+        whole = _per_call_us(full, count)
+        baseline = _per_call_us(lambda: bare.simulate_get(PATH, query_string=QUERY), count)
+        admit = _per_call_us(lambda: platform.access.admit(seeded.api_key), count)
+        listing = _per_call_us(lambda: platform.vendors.list(actor, page=page), count)
+        stages = (
+            ("whole request (falcon.testing, full stack)", whole),
+            ("  bare Falcon + test harness, same bytes", baseline),
+            ("  access.admit (key lookup, bucket, usage: a write tx)", admit),
+            ("  vendors.list (read tx, page query, count, models)", listing),
+            ("  the rest: middleware, wire rendering, JSON, headers", whole - baseline - admit - listing),
+        )
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(requests):
+            full()
+        profiler.disable()
+
+    packages, functions = summarize(pstats.Stats(profiler), requests)
+    return ProfileResult(requests=requests, stages=stages, packages=packages, functions=functions)
+
+
+def format_profile(result: ProfileResult) -> str:
+    lines = [f"Profile: {result.requests} x GET {LIST_PATH} in-process (falcon.testing, SQLite, 10k vendors)",
+             f"{'stage':<58}{'us/request':>11}"]
+    lines += [f"{stage:<58}{us:>11.0f}" for stage, us in result.stages]
+    lines.append("")
+    lines += format_summary(result.packages, result.functions)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_stack")
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--vendors", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="compliance-profile-") as directory:
+        seeded = seed(str(Path(directory) / "bench.db"), args.vendors)
+        print(format_profile(profile_list(seeded, args.requests)))
+
+
+if __name__ == "__main__":
+    main()
