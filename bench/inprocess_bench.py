@@ -21,7 +21,7 @@ from compliance_core.platform import Platform
 
 from .seed import Seeded
 
-__all__ = ["Timing", "InProcessResult", "run_inprocess_bench", "format_inprocess"]
+__all__ = ["Timing", "Scenario", "InProcessResult", "run_inprocess_bench", "format_inprocess"]
 
 PER_PAGE = 50
 PAGE_SQL = ("SELECT * FROM vendors WHERE organization_id = ? AND archived = 0 "
@@ -39,7 +39,8 @@ class Timing:
 
 
 @attrs.frozen(kw_only=True)
-class InProcessResult:
+class Scenario:
+    label: str
     pages: tuple[int, ...]
     platform: Timing
     plain: Timing
@@ -48,6 +49,11 @@ class InProcessResult:
     def ratio(self) -> float:
         """How many times slower the platform call is than the plain query (median per call)."""
         return self.platform.median_us / self.plain.median_us
+
+
+@attrs.frozen(kw_only=True)
+class InProcessResult:
+    scenarios: tuple[Scenario, ...]
 
 
 def _plain_list(connection: sqlite3.Connection, organization_id: str, page: int) -> tuple[list[dict[str, Any]], int]:
@@ -65,55 +71,61 @@ def _timing(name: str, batches: list[float], per_batch: int) -> Timing:
 
 
 def run_inprocess_bench(db_path: Path, seeded: Seeded, *, repeats: int = 30, page_count: int = 20) -> InProcessResult:
-    """Time ``repeats`` batches of each candidate, alternating so that drift hits both alike; a
-    batch visits ``page_count`` pages spread over the whole register (OFFSET grows with the page)."""
+    """Two scenarios: page 1 (what the HTTP benchmark asks for) and ``page_count`` pages spread over
+    the whole register (OFFSET grows with the page). Each runs ``repeats`` batches per candidate,
+    alternating so that drift hits both alike."""
     last_page = max(1, -(-seeded.vendors // PER_PAGE))
     step = max(1, last_page // page_count)
-    pages = tuple(range(1, last_page + 1, step))[:page_count]
+    spread = tuple(range(1, last_page + 1, step))[:page_count]
     with Platform.open(seeded.url) as platform:
         actor = platform.actor(seeded.organization_id)
-        requests = [PageRequest(page=k, per_page=PER_PAGE) for k in pages]
         connection = sqlite3.connect(str(db_path))
         try:
-            expected = platform.vendors.list(actor, page=requests[0])
-            rows, total = _plain_list(connection, seeded.organization_id, pages[0])
+            expected = platform.vendors.list(actor, page=PageRequest(page=2, per_page=PER_PAGE))
+            rows, total = _plain_list(connection, seeded.organization_id, 2)
             if total != expected.total or [r["id"] for r in rows] != [v.id for v in expected.items]:
                 raise RuntimeError("the plain query does not return the platform's page; fix PAGE_SQL")
-
-            def platform_batch() -> None:
-                for request in requests:
-                    platform.vendors.list(actor, page=request)
-
-            def plain_batch() -> None:
-                for k in pages:
-                    _plain_list(connection, seeded.organization_id, k)
-
-            candidates: list[tuple[str, Callable[[], None], list[float]]] = [
-                ("platform.vendors.list", platform_batch, []),
-                ("plain sqlite3 + dicts", plain_batch, []),
-            ]
-            for _, batch, _ in candidates:  # warm caches and the page cache
-                batch()
-            for _ in range(repeats):
-                for _, batch, times in candidates:
-                    started = time.perf_counter()
-                    batch()
-                    times.append(time.perf_counter() - started)
+            scenarios = tuple(
+                _scenario(label, pages, repeats, platform, actor, connection, seeded.organization_id)
+                for label, pages in ((f"page 1 (x{page_count})", (1,) * page_count),
+                                     (f"pages {spread[0]}..{spread[-1]} ({len(spread)} pages)", spread))
+            )
         finally:
             connection.close()
-    (name_a, _, times_a), (name_b, _, times_b) = candidates
-    return InProcessResult(pages=pages, platform=_timing(name_a, times_a, len(pages)),
-                           plain=_timing(name_b, times_b, len(pages)))
+    return InProcessResult(scenarios=scenarios)
+
+
+def _scenario(label: str, pages: tuple[int, ...], repeats: int, platform: Platform, actor: Any,
+              connection: sqlite3.Connection, organization_id: str) -> Scenario:
+    requests = [PageRequest(page=k, per_page=PER_PAGE) for k in pages]
+
+    def platform_batch() -> None:
+        for request in requests:
+            platform.vendors.list(actor, page=request)
+
+    def plain_batch() -> None:
+        for k in pages:
+            _plain_list(connection, organization_id, k)
+
+    candidates: list[tuple[Callable[[], None], list[float]]] = [(platform_batch, []), (plain_batch, [])]
+    for batch, _ in candidates:  # warm the caches
+        batch()
+    for _ in range(repeats):
+        for batch, times in candidates:
+            started = time.perf_counter()
+            batch()
+            times.append(time.perf_counter() - started)
+    return Scenario(label=label, pages=pages,
+                    platform=_timing("platform.vendors.list", candidates[0][1], len(pages)),
+                    plain=_timing("plain sqlite3 + dicts", candidates[1][1], len(pages)))
 
 
 def format_inprocess(result: InProcessResult) -> str:
-    lines = [
-        f"In-process: one page of {PER_PAGE} + total, pages {result.pages[0]}..{result.pages[-1]} "
-        f"({len(result.pages)} pages a batch), per call",
-        f"{'call':<26}{'mean us':>10}{'median us':>11}{'best us':>10}{'calls':>8}",
-    ]
-    for timing in (result.platform, result.plain):
-        lines.append(f"{timing.name:<26}{timing.mean_us:>10.0f}{timing.median_us:>11.0f}"
-                     f"{timing.best_us:>10.0f}{timing.calls:>8}")
-    lines.append(f"platform / plain (median): {result.ratio:.2f}x")
+    lines = [f"In-process: one page of {PER_PAGE} + total per call, 10,000 vendors",
+             f"{'pages':<24}{'call':<24}{'mean us':>9}{'median us':>11}{'best us':>9}{'calls':>7}"]
+    for scenario in result.scenarios:
+        for timing in (scenario.platform, scenario.plain):
+            lines.append(f"{scenario.label:<24}{timing.name:<24}{timing.mean_us:>9.0f}{timing.median_us:>11.0f}"
+                         f"{timing.best_us:>9.0f}{timing.calls:>7}")
+        lines.append(f"{'':<24}platform / plain (median): {scenario.ratio:.2f}x")
     return "\n".join(lines)
