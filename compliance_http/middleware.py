@@ -57,8 +57,8 @@ class Authenticate:
                     req.get_header("X-API-Key"), req.get_header("X-Organization-Id") or None
                 )
             except RateLimited as error:
-                d = error.details
-                req.context.rate_headers = _rate_headers(d["limit"], d["remaining"], d["reset"])
+                limit = error.details
+                req.context.rate_headers = _rate_headers(limit["limit"], limit["remaining"], limit["reset"])
                 raise
             rate = admission.rate
             req.context.rate_headers = _rate_headers(rate.limit, rate.remaining, rate.reset_at)

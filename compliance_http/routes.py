@@ -7,7 +7,9 @@ names (``{vendor_id}``); the OpenAPI document shows them in camelCase.
 
 from __future__ import annotations
 
+import functools
 import re
+
 import attrs
 
 from compliance_core.api_keys import ApiKey, IssuedKey, KeyUsage, NewApiKey
@@ -58,7 +60,7 @@ class Route:
     def public(self) -> bool:
         return self.action is None
 
-    @property
+    @functools.cached_property
     def path_params(self) -> tuple[str, ...]:
         return tuple(_PATH_PARAM.findall(self.path))
 
@@ -71,16 +73,11 @@ class Route:
             return "members"
         return "patch" if self.method == "PATCH" else "data"
 
-    @property
-    def filter_parameters(self) -> dict[str, str]:
-        """Query parameter (camelCase) -> filter field (snake_case)."""
-        if self.filters is None:
-            return {}
-        return {wire_name(f.name): f.name for f in attrs.fields(self.filters)}
-
-    @property
+    @functools.cached_property
     def query_parameters(self) -> frozenset[str]:
-        return frozenset(self.filter_parameters) | frozenset(PAGE_PARAMETERS if self.paged else ())
+        """The query parameters it takes (checked on every request, so worked out once)."""
+        filters = attrs.fields(self.filters) if self.filters is not None else ()
+        return frozenset(wire_name(f.name) for f in filters) | frozenset(PAGE_PARAMETERS if self.paged else ())
 
 
 _VENDOR = "/v1/vendors/{vendor_id}"

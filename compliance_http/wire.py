@@ -29,7 +29,7 @@ from compliance_core.errors import ValidationError
 from compliance_core.organizations import Organization, Plan
 from compliance_core.pagination import DEFAULT_PER_PAGE, Page, PageRequest
 from compliance_core.permissions import Actor
-from compliance_core.people import NewPerson
+from compliance_core.people import NewPerson, parse_members
 from compliance_core.validation import UNSET, wire_name
 
 __all__ = ["Wire", "JSON"]
@@ -104,6 +104,10 @@ class Wire:
         """A core model, or a dict or list holding models, as camelCase JSON."""
         return _dumps(self._converter.unstructure(value))
 
+    def unstructure(self, value: Any) -> Any:
+        """The same as plain JSON values (times as strings), for callers writing JSON themselves."""
+        return orjson.loads(self.dumps(value))
+
     def page(self, page: Page[Any], actor: Actor) -> bytes:
         """The spec's list envelope (``authenticatedUser`` belongs to sessions only)."""
         unstructure = self._converter.unstructure
@@ -153,7 +157,7 @@ class Wire:
 
     def members(self, body: Any) -> list[Any]:
         """The entries of a bulk-create body, renamed for core, which checks each one and
-        reports every bad entry's index, field, value and reason."""
+        reports every bad entry's index, field, value and reason (unknown keys included)."""
         if not isinstance(body, dict):
             raise ValidationError.field("body", _json_type(body), "must be a JSON object")
         for key, value in body.items():
@@ -164,24 +168,18 @@ class Wire:
         members = body["members"]
         if not isinstance(members, list):
             return members  # type: ignore[no-any-return]  # core names the bad value
-        shape = self._shape(NewPerson)
+        known = self._shape(NewPerson).fields
         entries: list[Any] = []
         unknown: list[dict[str, Any]] = []
         for index, member in enumerate(members):
             if not isinstance(member, dict):
                 entries.append(member)
                 continue
-            unknown.extend(
-                {"index": index, "field": key, "value": value, "reason": "unknown field"}
-                for key, value in member.items()
-                if key not in shape.fields
-            )
-            entries.append({shape.fields[key]: value for key, value in member.items() if key in shape.fields})
+            unknown += [{"index": index, "field": key, "value": value, "reason": "unknown field"}
+                        for key, value in member.items() if key not in known]
+            entries.append({known[key]: value for key, value in member.items() if key in known})
         if unknown:
-            raise ValidationError(
-                f"{len({e['index'] for e in unknown})} of {len(members)} entries are invalid; none were created",
-                {"field": "members", "errors": unknown},
-            )
+            parse_members(entries, extra_errors=unknown)  # raises, listing these with core's findings
         return entries
 
     @staticmethod

@@ -102,6 +102,12 @@ def test_bulk_names_unknown_keys_of_entries(api: Api) -> None:
     assert api.get(ROOT).json["count"] == 0
 
 
+def test_bulk_lists_unknown_keys_with_the_other_errors_in_order(api: Api) -> None:
+    members = [person(0, email="bad"), person(1, team="red"), person(2, isActive=1)]
+    details = error(api.post(f"{ROOT}/bulk", {"members": members}), 400, "validation_error", "members")
+    assert [(e["index"], e["field"]) for e in details["errors"]] == [(0, "email"), (1, "team"), (2, "isActive")]
+
+
 def test_bulk_conflict_on_existing_email(api: Api) -> None:
     create(api, i=1)
     details = error(api.post(f"{ROOT}/bulk", {"members": [person(0), person(1)]}), 409, "conflict", "members")
