@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import attrs
 import pytest
@@ -113,8 +114,6 @@ def test_arbitrary_bytes_never_fail_the_server(world: World, raw: bytes, content
 @PROPERTY
 @given(params=queries)
 def test_generated_queries_are_200_or_400(world: World, params: list[tuple[str, str]]) -> None:
-    from urllib.parse import urlencode
-
     result = world.owner.get("/v1/vendors", query=urlencode(params))
     assert result.status_code in (200, 400), result.text
     if result.status_code == 400:
