@@ -1,13 +1,16 @@
 """Identifier generation as a port.
 
-Ids are ``<prefix>_<hex unix seconds><16 hex random>`` like the reference platform's, so they
-sort roughly by creation time; tests inject ``SequentialIds`` for readable, repeatable ids.
+Ids are ``<prefix>_<14 hex digits of unix microseconds><12 hex random>``: they sort by creation
+time, and within one generator they strictly increase, so records created in the same instant
+(a bulk call) still list in the order they were made. Tests inject ``SequentialIds`` for
+readable, repeatable ids.
 """
 
 from __future__ import annotations
 
 import itertools
 import secrets
+import threading
 import time
 from typing import Protocol
 
@@ -21,8 +24,15 @@ class IdGenerator(Protocol):
 
 
 class RandomIds:
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
     def new(self, prefix: str) -> str:
-        return f"{prefix}_{int(time.time()):x}{secrets.token_hex(8)}"
+        with self._lock:
+            self._last = max(time.time_ns() // 1000, self._last + 1)
+            stamp = self._last
+        return f"{prefix}_{stamp:014x}{secrets.token_hex(6)}"
 
 
 @attrs.define

@@ -78,6 +78,8 @@ def _text(max_length: int, min_length: int) -> Callable[[Any, attrs.Attribute], 
         if not isinstance(value, str):
             raise _fail(field, value, "must be a string")
         value = value.strip()
+        if any(ch < " " and ch not in "\t\n\r" or ch == "\x7f" for ch in value):
+            raise _fail(field, value[:80], "must not contain control characters")
         if len(value) < min_length:
             raise _fail(field, value, "must not be empty" if min_length == 1 else f"needs {min_length}+ characters")
         if len(value) > max_length:
