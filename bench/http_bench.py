@@ -17,10 +17,10 @@ from compliance_http.server import DEFAULT_THREADS
 
 from . import servers
 from .load import LoadResult, run_load
-from .machine import CpuMeter
+from .machine import CpuMeter, group_cpu_seconds
 from .seed import Seeded
 
-__all__ = ["HttpSettings", "HttpResult", "run_http_bench", "LIST_PATH"]
+__all__ = ["HttpSettings", "HttpResult", "Measured", "format_http", "run_http_bench", "LIST_PATH"]
 
 LIST_PATH = "/v1/vendors?perPage=50"
 
@@ -40,15 +40,12 @@ class HttpResult:
     settings: HttpSettings
     body_bytes: int
     content_type: str
-    full: LoadResult
-    bare: LoadResult
-    full_cpu: float | None
-    """Share of all CPUs busy during the full stack's measured run (server and wrk together)."""
-    bare_cpu: float | None
+    full: Measured
+    bare: Measured
 
     @property
     def ratio(self) -> float:
-        return self.full.requests_per_second / self.bare.requests_per_second
+        return self.full.load.requests_per_second / self.bare.load.requests_per_second
 
 
 def _compliance_command() -> list[str]:
@@ -61,14 +58,30 @@ def _compliance_command() -> list[str]:
     return [found]
 
 
-def _measure(url: str, settings: HttpSettings, headers: dict[str, str]) -> tuple[LoadResult, float | None]:
+@attrs.frozen(kw_only=True)
+class Measured:
+    load: LoadResult
+    cpu_busy: float | None
+    """Share of all CPUs busy during the measured run (server, load generator and anything else)."""
+    server_cpu_us: float | None
+    """CPU time the server's processes spent per request served."""
+
+
+def _measure(server: servers.Server, settings: HttpSettings, headers: dict[str, str]) -> Measured:
+    url = server.base_url + LIST_PATH
     if settings.warmup > 0:
         run_load(url, seconds=settings.warmup, connections=settings.connections, threads=settings.threads,
                  headers=headers)
     meter = CpuMeter().start()
+    cpu_before = group_cpu_seconds(server.process.pid)
     result = run_load(url, seconds=settings.seconds, connections=settings.connections, threads=settings.threads,
                       headers=headers)
-    return result, meter.stop()
+    cpu_after = group_cpu_seconds(server.process.pid)
+    busy = meter.stop()
+    per_request = None
+    if cpu_before is not None and cpu_after is not None and result.requests:
+        per_request = (cpu_after - cpu_before) / result.requests * 1e6
+    return Measured(load=result, cpu_busy=busy, server_cpu_us=per_request)
 
 
 def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpSettings) -> HttpResult:
@@ -83,7 +96,7 @@ def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpS
         if status != 200:
             raise RuntimeError(f"full stack answered {status} to {LIST_PATH}: {body[:500]!r}")
         content_type = headers.get("content-type", "application/json")
-        full_result, full_cpu = _measure(full.base_url + LIST_PATH, settings, auth)
+        full_result = _measure(full, settings, auth)
 
     body_file = workdir / "vendors-page.json"
     body_file.write_bytes(body)
@@ -95,29 +108,32 @@ def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpS
         status, _, copy = servers.fetch(bare.base_url + LIST_PATH)
         if status != 200 or copy != body:
             raise RuntimeError("the bare app does not serve the captured bytes")
-        bare_result, bare_cpu = _measure(bare.base_url + LIST_PATH, settings, {})
+        bare_result = _measure(bare, settings, {})
 
     return HttpResult(settings=settings, body_bytes=len(body), content_type=content_type, full=full_result,
-                      bare=bare_result, full_cpu=full_cpu, bare_cpu=bare_cpu)
+                      bare=bare_result)
 
 
 def format_http(result: HttpResult) -> str:
     s = result.settings
-    rows = [("full stack", result.full, result.full_cpu), ("bare Falcon (same bytes)", result.bare, result.bare_cpu)]
+    full, bare = result.full.load, result.bare.load
     lines = [
         f"HTTP: GET {LIST_PATH} ({result.body_bytes:,} bytes, {result.content_type}), {s.workers} waitress "
-        f"processes x {s.server_threads} threads, {result.full.generator} {s.threads} threads / "
+        f"processes x {s.server_threads} threads, {full.generator} {s.threads} threads / "
         f"{s.connections} keep-alive connections, {s.warmup:g} s warm-up + {s.seconds:g} s",
-        f"{'server':<26}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>8}{'CPU busy':>10}",
+        f"{'server':<26}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>7}"
+        f"{'CPU busy':>10}{'server CPU us/req':>19}",
     ]
-    for name, load, cpu in rows:
-        busy = "n/a" if cpu is None else f"{cpu:.0%}"
-        lines.append(f"{name:<26}{load.requests_per_second:>10,.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}"
-                     f"{load.requests:>10,}{load.errors:>8}{busy:>10}")
+    for name, measured in (("full stack", result.full), ("bare Falcon (same bytes)", result.bare)):
+        load = measured.load
+        busy = "n/a" if measured.cpu_busy is None else f"{measured.cpu_busy:.0%}"
+        cost = "n/a" if measured.server_cpu_us is None else f"{measured.server_cpu_us:,.0f}"
+        lines.append(f"{name:<26}{load.requests_per_second:>9,.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}"
+                     f"{load.requests:>10,}{load.errors:>7}{busy:>10}{cost:>19}")
     ratio_ok = "met" if result.ratio >= 0.5 else "MISSED"
-    p99_ok = "met" if result.full.p99_ms < 10 else "MISSED"
+    p99_ok = "met" if full.p99_ms < 10 else "MISSED"
     lines.append(f"full/bare throughput: {result.ratio:.1%} (target >= 50%: {ratio_ok}); "
-                 f"full-stack p99 {result.full.p99_ms:.2f} ms (target < 10 ms: {p99_ok})")
-    if result.full.errors or result.bare.errors:
+                 f"full-stack p99 {full.p99_ms:.2f} ms (target < 10 ms: {p99_ok})")
+    if full.errors or bare.errors:
         lines.append("WARNING: errors or non-2xx answers during the run; the figures above include them")
     return "\n".join(lines)

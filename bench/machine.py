@@ -8,7 +8,7 @@ import platform
 import sqlite3
 import time
 
-__all__ = ["describe", "busy_share", "CpuMeter"]
+__all__ = ["describe", "busy_share", "CpuMeter", "group_cpu_seconds"]
 
 
 def _cpu_model() -> str:
@@ -71,3 +71,28 @@ def busy_share(seconds: float = 1.0) -> float | None:
     meter = CpuMeter().start()
     time.sleep(seconds)
     return meter.stop()
+
+
+def group_cpu_seconds(pgid: int) -> float | None:
+    """CPU seconds (user + system) used so far by the live processes of process group ``pgid``:
+    a server's parent and workers. Divided by the requests served, it is the server's own cost per
+    request, whatever else the machine was doing."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    found = False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields[0] is the state: pgrp is the 5th field of the whole line
+            total += int(fields[11]) + int(fields[12])
+            found = True
+    return total / ticks if found else None

@@ -16,7 +16,8 @@ import os
 import pstats
 import tempfile
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,9 @@ __all__ = ["ProfilingApp", "profile_under_load"]
 class ProfilingApp:
     """A WSGI wrapper: one profiler per waitress thread (cProfile sees only its own thread)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, timer: Callable[[], float] | None = None) -> None:
         self._app = app
+        self._timer = timer
         self._local = threading.local()
         self._profilers: list[cProfile.Profile] = []
         self._lock = threading.Lock()
@@ -43,7 +45,8 @@ class ProfilingApp:
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         profiler = getattr(self._local, "profiler", None)
         if profiler is None:
-            profiler = self._local.profiler = cProfile.Profile()
+            profiler = cProfile.Profile(self._timer) if self._timer else cProfile.Profile()
+            self._local.profiler = profiler
             with self._lock:
                 self._profilers.append(profiler)
         # The body is a list of bytes built inside the call, so the whole request is profiled.
@@ -61,11 +64,11 @@ class ProfilingApp:
 
 
 @contextlib.contextmanager
-def _profiled_app(url: str, out: Path) -> Iterator[ProfilingApp]:
+def _profiled_app(url: str, out: Path, clock: str) -> Iterator[ProfilingApp]:
     from compliance_http.app import create_app
 
     with Platform.open(url) as platform:
-        app = ProfilingApp(create_app(platform))
+        app = ProfilingApp(create_app(platform), time.thread_time if clock == "cpu" else None)
         try:
             yield app
         finally:
@@ -75,17 +78,17 @@ def _profiled_app(url: str, out: Path) -> Iterator[ProfilingApp]:
 def _serve(args: argparse.Namespace) -> None:
     from compliance_http.server import serve_forever
 
-    factory = functools.partial(_profiled_app, args.url, Path(args.out))
+    factory = functools.partial(_profiled_app, args.url, Path(args.out), args.clock)
     serve_forever(factory, servers.HOST, args.port, args.workers, args.threads)
 
 
 def profile_under_load(db_path: Path, url: str, api_key: str, workdir: Path, *, workers: int, threads: int,
-                       seconds: float, connections: int = 16) -> tuple[int, float, pstats.Stats]:
+                       seconds: float, connections: int = 16, clock: str = "cpu") -> tuple[int, float, pstats.Stats]:
     out = workdir / "profiles"
     out.mkdir(exist_ok=True)
     port = servers.free_port()
     command = [servers.python(), "-m", "bench.profile_load", "--serve", "--url", url, "--port", str(port),
-               "--workers", str(workers), "--threads", str(threads), "--out", str(out)]
+               "--workers", str(workers), "--threads", str(threads), "--out", str(out), "--clock", clock]
     auth = {"X-API-Key": api_key}
     with servers.start("profiled full stack", command, port, workdir / "profiled.log", LIST_PATH, auth) as server:
         result = run_load(server.base_url + LIST_PATH, seconds=seconds, connections=connections, threads=2,
@@ -106,6 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--vendors", type=int, default=10_000)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="cpu: each thread's CPU time (what the code costs); wall: elapsed time, "
+                             "which adds lock waits, SQLite busy sleeps and waiting for the GIL")
     parser.add_argument("--save", help="also write the merged pstats here (for snakeviz, pstats)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -121,13 +127,13 @@ def main(argv: list[str] | None = None) -> None:
         seeded = seed(str(db_path), args.vendors)
         requests, rate, stats = profile_under_load(
             db_path, seeded.url, seeded.api_key, workdir, workers=args.workers, threads=args.threads,
-            seconds=args.seconds, connections=args.connections)
+            seconds=args.seconds, connections=args.connections, clock=args.clock)
         if args.save:
             stats.dump_stats(args.save)
-    packages, functions = summarize(stats, requests)
+    summary = summarize(stats, requests)
     print(f"Profile under load: {requests:,} x GET {LIST_PATH} by wrk ({args.connections} connections) on "
-          f"{args.workers} workers x {args.threads} threads, {rate:,.0f} req/s while profiled")
-    print("\n".join(format_summary(packages, functions)))
+          f"{args.workers} workers x {args.threads} threads, {rate:,.0f} req/s while profiled, {args.clock} clock")
+    print("\n".join(format_summary(summary)))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from .bare import create_bare_app
 from .http_bench import LIST_PATH
 from .seed import Seeded, seed
 
-__all__ = ["ProfileResult", "profile_list", "format_profile", "summarize", "format_summary"]
+__all__ = ["ProfileResult", "Summary", "profile_list", "format_profile", "summarize", "format_summary"]
 
 PATH, _, QUERY = LIST_PATH.partition("?")
 
@@ -37,10 +37,7 @@ class ProfileResult:
     requests: int
     stages: tuple[tuple[str, float], ...]
     """(stage, microseconds per request)"""
-    packages: tuple[tuple[str, float], ...]
-    """(package, share of own time)"""
-    functions: tuple[tuple[str, int, float, float], ...]
-    """(function, calls per request, own us per request, cumulative us per request)"""
+    summary: "Summary"
 
 
 def _per_call_us(call: Callable[[], object], count: int, rounds: int = 5) -> float:
@@ -81,8 +78,17 @@ def _label(key: tuple[str, int, str]) -> str:
     return f"{Path(filename).name}:{line} {name}"
 
 
-def summarize(stats: pstats.Stats, requests: int, top: int = 25) -> tuple[
-        tuple[tuple[str, float], ...], tuple[tuple[str, int, float, float], ...]]:
+@attrs.frozen(kw_only=True)
+class Summary:
+    total_us: float
+    """Profiled time per request (all functions' own time)."""
+    packages: tuple[tuple[str, float], ...]
+    """(package, share of own time)"""
+    functions: tuple[tuple[str, int, float, float], ...]
+    """(function, calls per request, own us per request, cumulative us per request)"""
+
+
+def summarize(stats: pstats.Stats, requests: int, top: int = 25) -> Summary:
     """Own time by package, and the ``top`` functions by own time, per request."""
     raw = stats.stats  # type: ignore[attr-defined]
     total_own = sum(entry[2] for entry in raw.values()) or 1.0
@@ -96,15 +102,15 @@ def summarize(stats: pstats.Stats, requests: int, top: int = 25) -> tuple[
         (_label(key), round(calls / requests), own / requests * 1e6, cumulative / requests * 1e6)
         for key, (_, calls, own, cumulative, _) in ranked
     )
-    return packages, functions
+    return Summary(total_us=total_own / requests * 1e6, packages=packages, functions=functions)
 
 
-def format_summary(packages: tuple[tuple[str, float], ...],
-                   functions: tuple[tuple[str, int, float, float], ...]) -> list[str]:
-    lines = ["cProfile own time by package:"]
-    lines += [f"  {name:<40}{share:>7.1%}" for name, share in packages]
+def format_summary(summary: Summary) -> list[str]:
+    lines = [f"cProfile own time by package ({summary.total_us:,.0f} us profiled per request):"]
+    lines += [f"  {name:<40}{share:>7.1%}" for name, share in summary.packages if share >= 0.001]
     lines += ["", f"{'top functions by own time':<78}{'calls/req':>10}{'own us':>8}{'cum us':>8}"]
-    lines += [f"{name[:78]:<78}{calls:>10}{own:>8.1f}{cumulative:>8.1f}" for name, calls, own, cumulative in functions]
+    lines += [f"{name[:78]:<78}{calls:>10}{own:>8.1f}{cumulative:>8.1f}"
+              for name, calls, own, cumulative in summary.functions]
     lines.append("(cProfile adds its own overhead per call: compare the rows with each other, not with the "
                  "stage timings)")
     return lines
@@ -148,8 +154,7 @@ def profile_list(seeded: Seeded, requests: int = 2000) -> ProfileResult:
             full()
         profiler.disable()
 
-    packages, functions = summarize(pstats.Stats(profiler), requests)
-    return ProfileResult(requests=requests, stages=stages, packages=packages, functions=functions)
+    return ProfileResult(requests=requests, stages=stages, summary=summarize(pstats.Stats(profiler), requests))
 
 
 def format_profile(result: ProfileResult) -> str:
@@ -157,7 +162,7 @@ def format_profile(result: ProfileResult) -> str:
              f"{'stage':<58}{'us/request':>11}"]
     lines += [f"{stage:<58}{us:>11.0f}" for stage, us in result.stages]
     lines.append("")
-    lines += format_summary(result.packages, result.functions)
+    lines += format_summary(result.summary)
     return "\n".join(lines)
 
 
