@@ -13,7 +13,7 @@ from typing import Protocol
 
 import attrs
 
-from .errors import NotFound, ValidationError
+from .errors import ValidationError, require
 from .idempotency import run_idempotent
 from .pagination import Page, PageRequest
 from .permissions import Actor, Role, authorize, ensure_can_grant
@@ -158,17 +158,17 @@ class ApiKeyService:
         page = page or PageRequest()
         with self.uow.read() as session:
             items, total = session.api_keys.list(actor.organization_id, page)
-        return Page(items=tuple(items), total=total, page=page.page, per_page=page.per_page)
+        return Page.of(items, total, page)
 
     def get(self, actor: Actor, key_id: str) -> ApiKey:
         authorize(actor, "api_key:read")
         with self.uow.read() as session:
-            return _require(session.api_keys.get(actor.organization_id, key_id), key_id)
+            return require(session.api_keys.get(actor.organization_id, key_id), "api key", key_id)
 
     def revoke(self, actor: Actor, key_id: str) -> ApiKey:
         authorize(actor, "api_key:revoke")
         with self.uow.write() as tx:
-            key = _require(tx.api_keys.get(actor.organization_id, key_id), key_id)
+            key = require(tx.api_keys.get(actor.organization_id, key_id), "api key", key_id)
             ensure_can_grant(actor, key.role)
             if key.revoked_at is not None:
                 return key
@@ -180,7 +180,7 @@ class ApiKeyService:
         authorize(actor, "api_key:read")
         since = self.uow.clock.now().date() - dt.timedelta(days=USAGE_DAYS - 1)
         with self.uow.read() as session:
-            key = _require(session.api_keys.get(actor.organization_id, key_id), key_id)
+            key = require(session.api_keys.get(actor.organization_id, key_id), "api key", key_id)
             days = session.api_keys.usage(key_id, since)
         return KeyUsage(
             key_id=key.id,
@@ -189,8 +189,3 @@ class ApiKeyService:
             days=tuple(days),
         )
 
-
-def _require(key: ApiKey | None, key_id: str) -> ApiKey:
-    if key is None:
-        raise NotFound.resource("api key", key_id)
-    return key

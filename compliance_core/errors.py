@@ -6,7 +6,9 @@ in-process client lets them through untouched, so a caller sees the same failure
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 __all__ = [
     "ComplianceError",
@@ -18,6 +20,7 @@ __all__ = [
     "RateLimited",
     "InternalError",
     "ERROR_CLASSES",
+    "require",
 ]
 
 
@@ -68,6 +71,13 @@ class NotFound(ComplianceError):
     @classmethod
     def resource(cls, kind: str, resource_id: str) -> "NotFound":
         return cls(f"{kind} {resource_id} not found", {"resource": kind, "id": resource_id})
+
+
+def require(value: "T | None", kind: str, resource_id: str) -> "T":
+    """The value, or NotFound for ``kind``: how every service turns a missing row into a 404."""
+    if value is None:
+        raise NotFound.resource(kind, resource_id)
+    return value
 
 
 class Conflict(ComplianceError):

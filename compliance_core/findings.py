@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from .errors import NotFound, ValidationError
+from .errors import ValidationError, require
 from .events import DomainEvent, jsonable
 from .idempotency import run_idempotent
 from .pagination import Page, PageRequest
@@ -87,14 +87,10 @@ class Finding:
     closed_at: dt.datetime | None = None
 
 
-def _required(enum_cls: type[enum.Enum]) -> Any:
-    return attrs.field(converter=choice(enum_cls))
-
-
 @attrs.frozen(kw_only=True)
 class NewFinding:
     title: str = attrs.field(converter=text(255))
-    severity: Severity = _required(Severity)
+    severity: Severity = attrs.field(converter=choice(Severity))
     type: FindingType = attrs.field(default=FindingType.SOC2, converter=choice(FindingType))
     source: FindingSource = attrs.field(default=FindingSource.AUDIT, converter=choice(FindingSource))
     content: str = attrs.field(default="", converter=optional_text(5000))
@@ -158,12 +154,12 @@ class FindingService:
         page = page or PageRequest()
         with self.uow.read() as session:
             items, total = session.findings.list(actor.organization_id, filters, page)
-        return Page(items=tuple(items), total=total, page=page.page, per_page=page.per_page)
+        return Page.of(items, total, page)
 
     def get(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, "finding:read")
         with self.uow.read() as session:
-            return _require(session.findings.get(actor.organization_id, finding_id), finding_id)
+            return require(session.findings.get(actor.organization_id, finding_id), "finding", finding_id)
 
     def create(self, actor: Actor, data: NewFinding, *, idempotency_key: str | None = None) -> Finding:
         authorize(actor, "finding:create")
@@ -190,7 +186,7 @@ class FindingService:
         authorize(actor, "finding:update")
         changes = patch.changes()
         with self.uow.write() as tx:
-            current = _require(tx.findings.get(actor.organization_id, finding_id), finding_id)
+            current = require(tx.findings.get(actor.organization_id, finding_id), "finding", finding_id)
             if not changes:
                 return current
             return self._apply(tx, actor, current, changes)
@@ -198,7 +194,7 @@ class FindingService:
     def close(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, "finding:close")
         with self.uow.write() as tx:
-            current = _require(tx.findings.get(actor.organization_id, finding_id), finding_id)
+            current = require(tx.findings.get(actor.organization_id, finding_id), "finding", finding_id)
             if current.status is FindingStatus.CLOSED:
                 return current
             return self._apply(tx, actor, current, {"status": FindingStatus.CLOSED})
@@ -223,8 +219,3 @@ class FindingService:
             ))
         return updated
 
-
-def _require(finding: Finding | None, finding_id: str) -> Finding:
-    if finding is None:
-        raise NotFound.resource("finding", finding_id)
-    return finding

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import attrs
 
-from .errors import NotFound, ValidationError
+from .errors import ValidationError, require
 from .permissions import Actor, authorize
 from .ratelimit import RateLimitPolicy
 from .uow import UnitOfWork
@@ -124,7 +124,7 @@ class OrganizationService:
     def get(self, actor: Actor) -> Organization:
         authorize(actor, "organization:read")
         with self.uow.read() as session:
-            return _require(session.organizations.get(actor.organization_id), actor.organization_id)
+            return require(session.organizations.get(actor.organization_id), "organization", actor.organization_id)
 
     def set_plan(self, actor: Actor, plan: Plan | str, *, rpm: int | None = None,
                  burst: int | None = None) -> Organization:
@@ -132,7 +132,7 @@ class OrganizationService:
         plan = choice(Plan).converter(plan, attrs.fields(NewOrganization).plan)
         rpm, burst = check_limits(plan, rpm, burst)
         with self.uow.write() as tx:
-            current = _require(tx.organizations.get(actor.organization_id), actor.organization_id)
+            current = require(tx.organizations.get(actor.organization_id), "organization", actor.organization_id)
             updated = attrs.evolve(
                 current, plan=plan, rate_limit_rpm=rpm, rate_limit_burst=burst,
                 updated_at=self.uow.clock.now(),
@@ -140,8 +140,3 @@ class OrganizationService:
             tx.organizations.update(updated)
         return updated
 
-
-def _require(organization: Organization | None, organization_id: str) -> Organization:
-    if organization is None:
-        raise NotFound.resource("organization", organization_id)
-    return organization

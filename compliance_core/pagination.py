@@ -6,7 +6,7 @@ even on an empty list.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic, Iterable, TypeVar
 
 import attrs
 
@@ -47,6 +47,10 @@ class Page(Generic[T]):
     total: int
     page: int
     per_page: int
+
+    @classmethod
+    def of(cls, items: "Iterable[T]", total: int, request: PageRequest) -> "Page[T]":
+        return cls(items=tuple(items), total=total, page=request.page, per_page=request.per_page)
 
     @property
     def total_pages(self) -> int:

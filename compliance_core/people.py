@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from .errors import Conflict, Forbidden, NotFound, ValidationError
+from .errors import Conflict, Forbidden, ValidationError, require
 from .idempotency import run_idempotent
 from .pagination import Page, PageRequest
 from .permissions import Actor, Role, authorize, ensure_can_grant
@@ -175,12 +175,12 @@ class PeopleService:
         page = page or PageRequest()
         with self.uow.read() as session:
             items, total = session.people.list(actor.organization_id, filters, page)
-        return Page(items=tuple(items), total=total, page=page.page, per_page=page.per_page)
+        return Page.of(items, total, page)
 
     def get(self, actor: Actor, person_id: str) -> Person:
         authorize(actor, "person:read")
         with self.uow.read() as session:
-            return _require(session.people.get(actor.organization_id, person_id), person_id)
+            return require(session.people.get(actor.organization_id, person_id), "person", person_id)
 
     def create(self, actor: Actor, data: NewPerson, *, idempotency_key: str | None = None) -> Person:
         authorize(actor, "person:create")
@@ -234,7 +234,7 @@ class PeopleService:
         if "role" in changes:
             ensure_can_grant(actor, changes["role"])
         with self.uow.write() as tx:
-            current = _require(tx.people.get(actor.organization_id, person_id), person_id)
+            current = require(tx.people.get(actor.organization_id, person_id), "person", person_id)
             ensure_can_grant(actor, current.role)
             if not changes:
                 return current
@@ -260,8 +260,3 @@ def _taken(address: str) -> Conflict:
     return Conflict("a person with this e-mail already exists in the organization",
                     {"field": "email", "value": address})
 
-
-def _require(person: Person | None, person_id: str) -> Person:
-    if person is None:
-        raise NotFound.resource("person", person_id)
-    return person

@@ -11,7 +11,7 @@ import attrs
 from .access import AccessService
 from .api_keys import ApiKeyService, IssuedKey, NewApiKey
 from .clock import Clock, SystemClock
-from .errors import NotFound, ValidationError
+from .errors import ValidationError, require
 from .events import Signals
 from .findings import FindingService
 from .ids import IdGenerator, RandomIds
@@ -96,8 +96,7 @@ class Platform:
     def actor(self, organization_id: str, role: Role | str = Role.OWNER) -> Actor:
         """An in-process caller acting inside ``organization_id`` (operators, embedding apps)."""
         with self.uow.read() as session:
-            if session.organizations.get(organization_id) is None:
-                raise NotFound.resource("organization", organization_id)
+            require(session.organizations.get(organization_id), "organization", organization_id)
         return Actor(organization_id=organization_id, role=Role.parse(role), auth_type="local")
 
     def health(self) -> dict[str, Any]:

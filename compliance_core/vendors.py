@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from .errors import NotFound, ValidationError
+from .errors import ValidationError, require
 from .idempotency import run_idempotent
 from .pagination import Page, PageRequest
 from .permissions import Actor, authorize
@@ -344,12 +344,12 @@ class VendorService:
         page = page or PageRequest()
         with self.uow.read() as session:
             items, total = session.vendors.list(actor.organization_id, filters, page)
-        return Page(items=tuple(items), total=total, page=page.page, per_page=page.per_page)
+        return Page.of(items, total, page)
 
     def get(self, actor: Actor, vendor_id: str) -> Vendor:
         authorize(actor, "vendor:read")
         with self.uow.read() as session:
-            return _require(session.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            return require(session.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
 
     def create(self, actor: Actor, data: NewVendor, *, idempotency_key: str | None = None) -> Vendor:
         authorize(actor, "vendor:create")
@@ -375,7 +375,7 @@ class VendorService:
         authorize(actor, "vendor:update")
         changes = patch.changes()
         with self.uow.write() as tx:
-            current = _require(tx.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            current = require(tx.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
             if not changes:
                 return current
             updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
@@ -389,7 +389,7 @@ class VendorService:
         """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
         authorize(actor, "vendor:archive")
         with self.uow.write() as tx:
-            current = _require(tx.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            current = require(tx.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
             if current.archived:
                 return current
             now = self.uow.clock.now()
@@ -400,15 +400,10 @@ class VendorService:
     def restore(self, actor: Actor, vendor_id: str) -> Vendor:
         authorize(actor, "vendor:archive")
         with self.uow.write() as tx:
-            current = _require(tx.vendors.get(actor.organization_id, vendor_id), vendor_id)
+            current = require(tx.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
             if not current.archived:
                 return current
             updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
             tx.vendors.update(updated)
         return updated
 
-
-def _require(vendor: Vendor | None, vendor_id: str) -> Vendor:
-    if vendor is None:
-        raise NotFound.resource("vendor", vendor_id)
-    return vendor
