@@ -12,7 +12,7 @@ import attrs
 from .errors import ValidationError, require
 from .events import DomainEvent, jsonable
 from .idempotency import run_idempotent
-from .pagination import Page, PageRequest
+from .pagination import Page, PageCache, PageRequest
 from .permissions import Actor, authorize
 from .uow import Tx, UnitOfWork
 from .validation import UNSET, Unset, choice, optional_choice, optional_text, text
@@ -135,6 +135,10 @@ class FindingFilter:
 
 
 class FindingRepository(Protocol):
+    def revision(self, organization_id: str) -> int:
+        """A number that grows whenever any of the organization's findings is added or changed,
+        in the same transaction as the change: list pages are cached against it."""
+
     def add(self, finding: Finding) -> None: ...
 
     def get(self, organization_id: str, finding_id: str) -> Finding | None: ...
@@ -147,14 +151,14 @@ class FindingRepository(Protocol):
 @attrs.define
 class FindingService:
     uow: UnitOfWork
+    pages: PageCache = attrs.field(factory=PageCache)
 
     def list(self, actor: Actor, filters: FindingFilter | None = None, page: PageRequest | None = None) -> Page[Finding]:
         authorize(actor, "finding:read")
         filters = filters or FindingFilter()
         page = page or PageRequest()
         with self.uow.read() as session:
-            items, total = session.findings.list(actor.organization_id, filters, page)
-        return Page.of(items, total, page)
+            return self.pages.fetch(session.findings, actor.organization_id, filters, page)
 
     def get(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, "finding:read")

@@ -37,7 +37,11 @@ class RandomIds:
 
 @attrs.define
 class SequentialIds:
-    _counter: itertools.count = attrs.field(factory=lambda: itertools.count(1), alias="_counter")
+    start: int = 1
+    _counter: itertools.count = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._counter = itertools.count(self.start)
 
     def new(self, prefix: str) -> str:
         return f"{prefix}_{next(self._counter):08d}"

@@ -11,7 +11,7 @@ import attrs
 
 from .errors import Conflict, Forbidden, ValidationError, require
 from .idempotency import run_idempotent
-from .pagination import Page, PageRequest
+from .pagination import Page, PageCache, PageRequest
 from .permissions import Actor, Role, authorize, ensure_can_grant
 from .uow import UnitOfWork
 from .validation import UNSET, Unset, boolean, choice, email, optional_choice, optional_text, text, wire_name
@@ -100,6 +100,10 @@ class PersonFilter:
 
 
 class PersonRepository(Protocol):
+    def revision(self, organization_id: str) -> int:
+        """A number that grows whenever any of the organization's people is added or changed,
+        in the same transaction as the change: list pages are cached against it."""
+
     def add(self, person: Person) -> None:
         """Raise ``Conflict`` if the e-mail is already taken in the organization."""
 
@@ -168,14 +172,14 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
 @attrs.define
 class PeopleService:
     uow: UnitOfWork
+    pages: PageCache = attrs.field(factory=PageCache)
 
     def list(self, actor: Actor, filters: PersonFilter | None = None, page: PageRequest | None = None) -> Page[Person]:
         authorize(actor, "person:read")
         filters = filters or PersonFilter()
         page = page or PageRequest()
         with self.uow.read() as session:
-            items, total = session.people.list(actor.organization_id, filters, page)
-        return Page.of(items, total, page)
+            return self.pages.fetch(session.people, actor.organization_id, filters, page)
 
     def get(self, actor: Actor, person_id: str) -> Person:
         authorize(actor, "person:read")

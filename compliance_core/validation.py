@@ -73,12 +73,15 @@ def _converter(check: Callable[[Any, attrs.Attribute], Any], optional: bool = Fa
     return attrs.Converter(convert, takes_field=True)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _text(max_length: int, min_length: int) -> Callable[[Any, attrs.Attribute], str]:
     def check(value: Any, field: attrs.Attribute) -> str:
         if not isinstance(value, str):
             raise _fail(field, value, "must be a string")
         value = value.strip()
-        if any(ch < " " and ch not in "\t\n\r" or ch == "\x7f" for ch in value):
+        if _CONTROL.search(value):
             raise _fail(field, value[:80], "must not contain control characters")
         if len(value) < min_length:
             raise _fail(field, value, "must not be empty" if min_length == 1 else f"needs {min_length}+ characters")

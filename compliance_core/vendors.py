@@ -12,7 +12,7 @@ import attrs
 
 from .errors import ValidationError, require
 from .idempotency import run_idempotent
-from .pagination import Page, PageRequest
+from .pagination import Page, PageCache, PageRequest
 from .permissions import Actor, authorize
 from .uow import Session, UnitOfWork
 from .validation import (
@@ -123,12 +123,41 @@ class PurposeCategory(enum.StrEnum):
 
 @attrs.frozen(kw_only=True)
 class SubProcessor:
+    """A stored sub-processor entry. Input is checked by ``_SubProcessorInput`` on the way in,
+    so reading thousands of stored entries never re-runs validation."""
+
+    name: str
+    country: str
+    purpose_category: PurposeCategory
+
+
+@attrs.frozen(kw_only=True)
+class _SubProcessorInput:
     name: str = attrs.field(converter=text(255))
     country: str = attrs.field(converter=country)
     purpose_category: PurposeCategory = attrs.field(converter=choice(PurposeCategory))
 
 
 MAX_SUB_PROCESSORS = 200
+_SUB_FIELDS = frozenset(f.name for f in attrs.fields(SubProcessor))
+
+
+def _sub_processor(where: str, item: Any) -> SubProcessor:
+    if isinstance(item, SubProcessor):
+        item = attrs.asdict(item, recurse=False)
+    if not isinstance(item, Mapping):
+        raise ValidationError.field(where, item, "must be an object with name, country, purposeCategory")
+    for key in item:
+        if key not in _SUB_FIELDS:
+            raise ValidationError.field(f"{where}.{wire_name(str(key))}", item[key], "unknown field")
+    for key in sorted(_SUB_FIELDS - set(item)):
+        raise ValidationError.field(f"{where}.{wire_name(key)}", None, "is required")
+    try:
+        checked = _SubProcessorInput(**item)
+    except ValidationError as error:
+        inner = error.details["field"]
+        raise ValidationError.field(f"{where}.{inner}", error.details["value"], error.details["reason"]) from None
+    return SubProcessor(name=checked.name, country=checked.country, purpose_category=checked.purpose_category)
 
 
 def _sub_processors(value: Any, field: attrs.Attribute) -> Any:
@@ -140,26 +169,7 @@ def _sub_processors(value: Any, field: attrs.Attribute) -> Any:
         raise ValidationError.field("subProcessors", value, "must be a list")
     if len(value) > MAX_SUB_PROCESSORS:
         raise ValidationError.field("subProcessors", len(value), f"at most {MAX_SUB_PROCESSORS} entries")
-    entries = []
-    for index, item in enumerate(value):
-        where = f"subProcessors[{index}]"
-        if isinstance(item, SubProcessor):
-            entries.append(item)
-            continue
-        if not isinstance(item, Mapping):
-            raise ValidationError.field(where, item, "must be an object with name, country, purposeCategory")
-        known = {f.name for f in attrs.fields(SubProcessor)}
-        for key in item:
-            if key not in known:
-                raise ValidationError.field(f"{where}.{wire_name(str(key))}", item[key], "unknown field")
-        for key in known - set(item):
-            raise ValidationError.field(f"{where}.{wire_name(key)}", None, "is required")
-        try:
-            entries.append(SubProcessor(**item))
-        except ValidationError as error:
-            inner = error.details["field"]
-            raise ValidationError.field(f"{where}.{inner}", error.details["value"], error.details["reason"]) from None
-    return tuple(entries)
+    return tuple(_sub_processor(f"subProcessors[{index}]", item) for index, item in enumerate(value))
 
 
 sub_processors = attrs.Converter(_sub_processors, takes_field=True)
@@ -296,6 +306,10 @@ class VendorFilter:
 
 
 class VendorRepository(Protocol):
+    def revision(self, organization_id: str) -> int:
+        """A number that grows whenever any of the organization's vendors is added or changed,
+        in the same transaction as the change: list pages are cached against it."""
+
     def add(self, vendor: Vendor) -> None: ...
 
     def get(self, organization_id: str, vendor_id: str) -> Vendor | None: ...
@@ -337,14 +351,14 @@ def check_assignee(session: Session, organization_id: str, assignee_id: str | No
 @attrs.define
 class VendorService:
     uow: UnitOfWork
+    pages: PageCache = attrs.field(factory=PageCache)
 
     def list(self, actor: Actor, filters: VendorFilter | None = None, page: PageRequest | None = None) -> Page[Vendor]:
         authorize(actor, "vendor:read")
         filters = filters or VendorFilter()
         page = page or PageRequest()
         with self.uow.read() as session:
-            items, total = session.vendors.list(actor.organization_id, filters, page)
-        return Page.of(items, total, page)
+            return self.pages.fetch(session.vendors, actor.organization_id, filters, page)
 
     def get(self, actor: Actor, vendor_id: str) -> Vendor:
         authorize(actor, "vendor:read")

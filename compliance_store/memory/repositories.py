@@ -42,6 +42,11 @@ class _OrgScoped(_Repo):
 
     def _put(self, item: Any) -> None:
         self.t.set(self.table, (item.organization_id, item.id), item)
+        key = (self.table, item.organization_id)
+        self.t.set("revisions", key, (self.t.get("revisions", key) or 0) + 1)
+
+    def revision(self, organization_id: str) -> int:
+        return self.t.get("revisions", (self.table, organization_id)) or 0
 
     def _of(self, organization_id: str) -> list[Any]:
         return [i for i in self.t.values(self.table) if i.organization_id == organization_id]

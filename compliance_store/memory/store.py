@@ -26,7 +26,7 @@ class Tables:
     """Named dicts whose every change inside a write is journalled for rollback."""
 
     NAMES = ("organizations", "api_keys", "key_hashes", "usage", "vendors", "people", "emails",
-             "findings", "idempotency", "buckets", "outbox")
+             "findings", "idempotency", "buckets", "outbox", "revisions")
 
     def __init__(self) -> None:
         self.data: dict[str, dict[Hashable, Any]] = {name: {} for name in self.NAMES}
