@@ -16,6 +16,7 @@ usage) lives in the store, so the limits hold whatever the number of workers.
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -211,6 +212,9 @@ def _worker_main(app_factory: AppFactory, sock: socket.socket, threads: int,
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_signal)
     _watch_parent(parent_pid)
+    # With keep-alive clients a request often waits for a free thread; waitress logs a warning
+    # each time ("Task queue depth is N"), thousands a second under load, at a real cost.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     with contextlib.ExitStack() as stack:
         try:
             app = _enter_app(app_factory(), stack)
