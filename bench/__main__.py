@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .http_bench import HttpSettings, format_http, run_http_bench
+from .http_bench import HttpSettings, format_http, run_http_bench, vendors_needed
 from .inprocess_bench import format_inprocess, run_inprocess_bench
 from .load import wrk_path
 from .machine import busy_share, describe
@@ -28,6 +28,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="server processes on each side (default: CPU count)")
     parser.add_argument("--vendors", type=int, default=10_000, help="vendors seeded (default 10000)")
+    parser.add_argument("--pages", type=int, default=1, metavar="N",
+                        help="HTTP: cycle through N different list pages of ~50 vendors instead of asking "
+                             "for page 1 again and again (N well above 256 x workers defeats the page cache; "
+                             "default 1)")
     parser.add_argument("--repeats", type=int, default=30, help="in-process timing batches (default 30)")
     parser.add_argument("--skip-http", action="store_true", help="run only the in-process benchmark")
     parser.add_argument("--skip-inprocess", action="store_true", help="run only the HTTP benchmark")
@@ -46,7 +50,12 @@ def _terminate_on_sigterm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.pages < 1:
+        parser.error("--pages must be at least 1")
+    if vendors_needed(args.pages) > args.vendors:
+        parser.error(f"--pages {args.pages} needs at least {vendors_needed(args.pages)} vendors (--vendors)")
     _terminate_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="compliance-bench-") as directory:
         print(f"Machine: {describe()}", flush=True)
@@ -65,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("wrk is not installed: using the Python http.client load generator, whose own cost "
                       "caps the figures (apt-get install wrk for the real ones)", flush=True)
             settings = HttpSettings(workers=args.workers, connections=args.connections, threads=args.threads,
-                                    seconds=args.seconds, warmup=args.warmup)
+                                    seconds=args.seconds, warmup=args.warmup, pages=args.pages)
             print()
             print(format_http(run_http_bench(db_path, seeded, workdir, settings)), flush=True)
         if not args.skip_inprocess:

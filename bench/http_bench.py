@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import attrs
+import orjson
 
 from compliance_http.server import DEFAULT_THREADS
 
@@ -20,9 +21,35 @@ from .load import LoadResult, run_load
 from .machine import CpuMeter, group_cpu_seconds
 from .seed import Seeded
 
-__all__ = ["HttpSettings", "HttpResult", "Measured", "format_http", "run_http_bench", "LIST_PATH"]
+__all__ = ["HttpSettings", "HttpResult", "Measured", "format_http", "run_http_bench", "LIST_PATH", "list_paths",
+           "vendors_needed"]
 
 LIST_PATH = "/v1/vendors?perPage=50"
+_SIZES = range(40, 61)
+"""perPage values of a spread run: 21 sizes averaging 50, so the bodies match LIST_PATH's on average."""
+
+
+def _spread(pages: int) -> list[tuple[int, int]]:
+    """(page, perPage) of each request of a spread run."""
+    return [(k // len(_SIZES) + 1, _SIZES[k % len(_SIZES)]) for k in range(pages)]
+
+
+def list_paths(pages: int) -> tuple[str, ...]:
+    """``pages`` different list requests. One is LIST_PATH. More take perPage 40..60 in turn and
+    move to the next page every 21 requests: every request asks for a different page of about 50
+    vendors, all near the start of the register, so none pays for a long OFFSET and the server's
+    page cache (256 pages per worker) holds none of them for long once ``pages`` is well above
+    256 x workers."""
+    if pages < 1:
+        raise ValueError("pages must be at least 1")
+    if pages == 1:
+        return (LIST_PATH,)
+    return tuple(f"/v1/vendors?page={page}&perPage={size}" for page, size in _spread(pages))
+
+
+def vendors_needed(pages: int) -> int:
+    """Vendors the register must hold for every page of ``list_paths(pages)`` to be full."""
+    return 50 if pages == 1 else max(page * size for page, size in _spread(pages))
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +60,8 @@ class HttpSettings:
     seconds: float = 10.0
     warmup: float = 2.0
     server_threads: int = DEFAULT_THREADS
+    pages: int = 1
+    """How many different pages the requests cycle through (``list_paths``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -69,13 +98,14 @@ class Measured:
 
 def _measure(server: servers.Server, settings: HttpSettings, headers: dict[str, str]) -> Measured:
     url = server.base_url + LIST_PATH
+    paths = list_paths(settings.pages) if settings.pages > 1 else ()
     if settings.warmup > 0:
         run_load(url, seconds=settings.warmup, connections=settings.connections, threads=settings.threads,
-                 headers=headers)
+                 headers=headers, paths=paths)
     meter = CpuMeter().start()
     cpu_before = group_cpu_seconds(server.process.pid)
     result = run_load(url, seconds=settings.seconds, connections=settings.connections, threads=settings.threads,
-                      headers=headers)
+                      headers=headers, paths=paths)
     cpu_after = group_cpu_seconds(server.process.pid)
     busy = meter.stop()
     per_request = None
@@ -95,6 +125,10 @@ def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpS
         status, headers, body = servers.fetch(full.base_url + LIST_PATH, auth)
         if status != 200:
             raise RuntimeError(f"full stack answered {status} to {LIST_PATH}: {body[:500]!r}")
+        last = list_paths(settings.pages)[-1]
+        status, _, tail = servers.fetch(full.base_url + last, auth)
+        if status != 200 or not orjson.loads(tail)["data"]:
+            raise RuntimeError(f"full stack answered {status} to {last} with no vendors: seed more")
         content_type = headers.get("content-type", "application/json")
         full_result = _measure(full, settings, auth)
 
@@ -117,10 +151,16 @@ def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpS
 def format_http(result: HttpResult) -> str:
     s = result.settings
     full, bare = result.full.load, result.bare.load
+    if s.pages == 1:
+        target = f"GET {LIST_PATH} ({result.body_bytes:,} bytes, {result.content_type})"
+    else:
+        paths = list_paths(s.pages)
+        target = (f"GET /v1/vendors cycling through {s.pages:,} different pages ({paths[0]} ... {paths[-1]}: "
+                  f"perPage {_SIZES[0]}-{_SIZES[-1]}, ~{result.body_bytes:,} bytes each; the bare app answers "
+                  f"every one with the perPage=50 bytes)")
     lines = [
-        f"HTTP: GET {LIST_PATH} ({result.body_bytes:,} bytes, {result.content_type}), {s.workers} waitress "
-        f"processes x {s.server_threads} threads, {full.generator} {s.threads} threads / "
-        f"{s.connections} keep-alive connections, {s.warmup:g} s warm-up + {s.seconds:g} s",
+        f"HTTP: {target}, {s.workers} waitress processes x {s.server_threads} threads, {full.generator} "
+        f"{s.threads} threads / {s.connections} keep-alive connections, {s.warmup:g} s warm-up + {s.seconds:g} s",
         f"{'server':<26}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>7}"
         f"{'CPU busy':>10}{'server CPU us/req':>19}",
     ]

@@ -1,4 +1,5 @@
-"""Keep-alive load against one URL: wrk when installed, else a multi-process http.client loop.
+"""Keep-alive load against one URL, or cycling through several paths on its host: wrk when
+installed (a Lua script for the paths), else a multi-process http.client loop.
 
 Both report the same ``LoadResult`` so the tables do not care which generator ran.
 """
@@ -11,9 +12,11 @@ import re
 import shutil
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Sequence
 
 import attrs
 
@@ -37,22 +40,60 @@ def wrk_path() -> str | None:
 
 
 def run_load(url: str, *, seconds: float, connections: int, threads: int,
-             headers: dict[str, str] | None = None) -> LoadResult:
+             headers: dict[str, str] | None = None, paths: Sequence[str] = ()) -> LoadResult:
+    """Load ``url``; with ``paths``, requests go to those paths on ``url``'s host instead, in turn,
+    so that together the generator's threads walk the list in order, again and again."""
     headers = headers or {}
     wrk = wrk_path()
     if wrk is not None:
-        return _run_wrk(wrk, url, seconds, connections, threads, headers)
-    return _run_python(url, seconds, connections, threads, headers)
+        return _run_wrk(wrk, url, seconds, connections, threads, headers, paths)
+    return _run_python(url, seconds, connections, threads, headers, paths)
+
+
+_CYCLE_SCRIPT = """\
+-- Thread t of T sends paths t+1, t+1+T, t+1+2T, ...: together the threads walk the list in order.
+local paths = {%(paths)s}
+local threads = %(threads)d
+local started = 0
+
+function setup(thread)
+  thread:set("first", started)
+  started = started + 1
+end
+
+function init(args)
+  position = first
+end
+
+function request()
+  local path = paths[position %% #paths + 1]
+  position = position + threads
+  return wrk.format(nil, path)
+end
+"""
+
+
+def cycle_script(paths: Sequence[str], threads: int) -> str:
+    """The wrk Lua script sending ``paths`` in turn (wrk's -H headers go with every request)."""
+    for path in paths:
+        if not path.startswith("/") or any(ch in path for ch in '"\\\n'):
+            raise ValueError(f"not a plain request path: {path!r}")
+    return _CYCLE_SCRIPT % {"paths": ", ".join(f'"{path}"' for path in paths), "threads": threads}
 
 
 def _run_wrk(wrk: str, url: str, seconds: float, connections: int, threads: int,
-             headers: dict[str, str]) -> LoadResult:
+             headers: dict[str, str], paths: Sequence[str]) -> LoadResult:
     command = [wrk, "--latency", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s",
                "--timeout", "5s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
-    command.append(url)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30, check=False)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", prefix="wrk-cycle-") as script:
+        if paths:
+            script.write(cycle_script(paths, threads))
+            script.flush()
+            command += ["-s", script.name]
+        command.append(url)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
     return parse_wrk(done.stdout)
@@ -89,13 +130,14 @@ def parse_wrk(output: str) -> LoadResult:
 
 
 def _run_python(url: str, seconds: float, connections: int, threads: int,
-                headers: dict[str, str]) -> LoadResult:
+                headers: dict[str, str], paths: Sequence[str]) -> LoadResult:
     """The fallback: ``threads`` processes, each holding its share of persistent connections."""
     processes = max(1, min(threads, connections))
     shares = [connections // processes + (1 if i < connections % processes else 0) for i in range(processes)]
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes) as pool:
-        parts = pool.starmap(_python_worker, [(url, seconds, share, headers) for share in shares])
+        parts = pool.starmap(_python_worker, [(url, seconds, share, headers, list(paths), index, processes)
+                                              for index, share in enumerate(shares)])
     latencies = sorted(latency for part in parts for latency in part[0])
     errors = sum(part[1] for part in parts)
     if not latencies:
@@ -106,14 +148,21 @@ def _run_python(url: str, seconds: float, connections: int, threads: int,
                       p99_ms=cut[98] * 1000, errors=errors)
 
 
-def _python_worker(url: str, seconds: float, connections: int,
-                   headers: dict[str, str]) -> tuple[list[float], int]:
+def _python_worker(url: str, seconds: float, connections: int, headers: dict[str, str], paths: list[str],
+                   index: int, processes: int) -> tuple[list[float], int]:
     parsed = urllib.parse.urlsplit(url)
-    target = parsed.path + (f"?{parsed.query}" if parsed.query else "")
+    targets = paths or [parsed.path + (f"?{parsed.query}" if parsed.query else "")]
     deadline = time.perf_counter() + seconds
     latencies: list[float] = []
     errors = [0]
     lock = threading.Lock()
+    position = [index]  # this process sends targets index, index + processes, ... (under lock)
+
+    def next_target() -> str:
+        with lock:
+            target = targets[position[0] % len(targets)]
+            position[0] += processes
+        return target
 
     def loop() -> None:
         mine: list[float] = []
@@ -122,7 +171,7 @@ def _python_worker(url: str, seconds: float, connections: int,
         while time.perf_counter() < deadline:
             started = time.perf_counter()
             try:
-                connection.request("GET", target, headers=headers)
+                connection.request("GET", next_target(), headers=headers)
                 response = connection.getresponse()
                 response.read()
                 if response.status >= 300:

@@ -24,7 +24,7 @@ from typing import Any
 from compliance_core.platform import Platform
 
 from . import servers
-from .http_bench import LIST_PATH
+from .http_bench import LIST_PATH, list_paths
 from .load import run_load
 from .profile_stack import format_summary, summarize
 from .seed import seed
@@ -83,7 +83,8 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def profile_under_load(db_path: Path, url: str, api_key: str, workdir: Path, *, workers: int, threads: int,
-                       seconds: float, connections: int = 16, clock: str = "cpu") -> tuple[int, float, pstats.Stats]:
+                       seconds: float, connections: int = 16, pages: int = 1,
+                       clock: str = "cpu") -> tuple[int, float, pstats.Stats]:
     out = workdir / "profiles"
     out.mkdir(exist_ok=True)
     port = servers.free_port()
@@ -92,7 +93,7 @@ def profile_under_load(db_path: Path, url: str, api_key: str, workdir: Path, *, 
     auth = {"X-API-Key": api_key}
     with servers.start("profiled full stack", command, port, workdir / "profiled.log", LIST_PATH, auth) as server:
         result = run_load(server.base_url + LIST_PATH, seconds=seconds, connections=connections, threads=2,
-                          headers=auth)
+                          headers=auth, paths=list_paths(pages) if pages > 1 else ())
     files = sorted(out.glob("worker-*.pstats"))
     if not files:
         raise RuntimeError(f"no worker wrote its profile:\n{(workdir / 'profiled.log').read_text()[-2000:]}")
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--vendors", type=int, default=10_000)
+    parser.add_argument("--pages", type=int, default=1,
+                        help="cycle through this many different pages (see python -m bench --help)")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="cpu: each thread's CPU time (what the code costs); wall: elapsed time, "
                              "which adds lock waits, SQLite busy sleeps and waiting for the GIL")
@@ -127,11 +130,12 @@ def main(argv: list[str] | None = None) -> None:
         seeded = seed(str(db_path), args.vendors)
         requests, rate, stats = profile_under_load(
             db_path, seeded.url, seeded.api_key, workdir, workers=args.workers, threads=args.threads,
-            seconds=args.seconds, connections=args.connections, clock=args.clock)
+            seconds=args.seconds, connections=args.connections, clock=args.clock, pages=args.pages)
         if args.save:
             stats.dump_stats(args.save)
     summary = summarize(stats, requests)
-    print(f"Profile under load: {requests:,} x GET {LIST_PATH} by wrk ({args.connections} connections) on "
+    target = LIST_PATH if args.pages == 1 else f"/v1/vendors ({args.pages:,} different pages)"
+    print(f"Profile under load: {requests:,} x GET {target} by wrk ({args.connections} connections) on "
           f"{args.workers} workers x {args.threads} threads, {rate:,.0f} req/s while profiled, {args.clock} clock")
     print("\n".join(format_summary(summary)))
 

@@ -2,13 +2,17 @@
 
 Two views: a stage breakdown (timed without the profiler, so it is not inflated) and cProfile's
 own-time per function and per package. The HTTP benchmark says how fast; this says what to cut.
-``python -m bench.profile_stack [--requests N]`` or ``python -m bench --profile N``.
+Requests are plain WSGI calls on a prepared environ (no test client, whose own checks would
+outweigh the app), and repeat one request, which core's page cache answers after the first;
+``--no-page-cache`` gives the service a cache that keeps nothing, to see what a miss costs.
+``python -m bench.profile_stack [--requests N] [--no-page-cache]`` or ``python -m bench --profile N``.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import io
 import pstats
 import statistics
 import tempfile
@@ -16,11 +20,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import falcon.testing
 
-from compliance_core.pagination import PageRequest
+from compliance_core.pagination import PageCache, PageRequest
 from compliance_core.platform import Platform
 
 from .bare import create_bare_app
@@ -35,9 +40,26 @@ PATH, _, QUERY = LIST_PATH.partition("?")
 @attrs.frozen(kw_only=True)
 class ProfileResult:
     requests: int
+    page_cache: bool
     stages: tuple[tuple[str, float], ...]
     """(stage, microseconds per request)"""
     summary: "Summary"
+
+
+def _wsgi_get(app: Any, headers: dict[str, str]) -> Callable[[], bytes]:
+    """GET LIST_PATH from ``app`` as a server would call it, raising unless it answers 200."""
+    environ = falcon.testing.create_environ(PATH, query_string=QUERY, headers=headers)
+
+    def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+        if not status.startswith("200"):
+            raise RuntimeError(f"{LIST_PATH} answered {status}")
+
+    def call() -> bytes:
+        request = dict(environ)
+        request["wsgi.input"] = io.BytesIO()
+        return b"".join(app(request, start_response))
+
+    return call
 
 
 def _per_call_us(call: Callable[[], object], count: int, rounds: int = 5) -> float:
@@ -116,35 +138,30 @@ def format_summary(summary: Summary) -> list[str]:
     return lines
 
 
-def profile_list(seeded: Seeded, requests: int = 2000) -> ProfileResult:
+def profile_list(seeded: Seeded, requests: int = 2000, *, page_cache: bool = True) -> ProfileResult:
     from compliance_http.app import create_app
 
     headers = {"X-API-Key": seeded.api_key}
     with Platform.open(seeded.url) as platform:
-        client = falcon.testing.TestClient(create_app(platform))
-
-        def full() -> None:
-            result = client.simulate_get(PATH, query_string=QUERY, headers=headers)
-            if result.status_code != 200:
-                raise RuntimeError(f"{LIST_PATH} answered {result.status_code}: {result.text[:300]}")
-
-        full()
-        body = client.simulate_get(PATH, query_string=QUERY, headers=headers)
-        bare = falcon.testing.TestClient(create_bare_app(body.content, body.headers["content-type"]))
+        if not page_cache:
+            platform.vendors.pages = PageCache(size=0)
+        full = _wsgi_get(create_app(platform), headers)
+        body = full()
+        bare = _wsgi_get(create_bare_app(body, "application/json"), {})
         actor = platform.actor(seeded.organization_id)
         page = PageRequest(page=1, per_page=50)
         count = max(50, requests // 10)
         for _ in range(count):  # warm-up
             full()
         whole = _per_call_us(full, count)
-        baseline = _per_call_us(lambda: bare.simulate_get(PATH, query_string=QUERY), count)
+        baseline = _per_call_us(bare, count)
         admit = _per_call_us(lambda: platform.access.admit(seeded.api_key), count)
         listing = _per_call_us(lambda: platform.vendors.list(actor, page=page), count)
         stages = (
-            ("whole request (falcon.testing, full stack)", whole),
-            ("  bare Falcon + test harness, same bytes", baseline),
+            ("whole request (WSGI call, full stack)", whole),
+            ("  bare Falcon, same bytes", baseline),
             ("  access.admit (key lookup, bucket, usage: a write tx)", admit),
-            ("  vendors.list (read tx, page query, count, models)", listing),
+            ("  vendors.list (read tx, revision or page query + models)", listing),
             ("  the rest: middleware, wire rendering, JSON, headers", whole - baseline - admit - listing),
         )
 
@@ -154,11 +171,13 @@ def profile_list(seeded: Seeded, requests: int = 2000) -> ProfileResult:
             full()
         profiler.disable()
 
-    return ProfileResult(requests=requests, stages=stages, summary=summarize(pstats.Stats(profiler), requests))
+    return ProfileResult(requests=requests, page_cache=page_cache, stages=stages,
+                         summary=summarize(pstats.Stats(profiler), requests))
 
 
 def format_profile(result: ProfileResult) -> str:
-    lines = [f"Profile: {result.requests} x GET {LIST_PATH} in-process (falcon.testing, SQLite, 10k vendors)",
+    cache = "page cache on: a hit after the first" if result.page_cache else "page cache off: every list a query"
+    lines = [f"Profile: {result.requests} x GET {LIST_PATH} in-process (WSGI calls, SQLite, 10k vendors, {cache})",
              f"{'stage':<58}{'us/request':>11}"]
     lines += [f"{stage:<58}{us:>11.0f}" for stage, us in result.stages]
     lines.append("")
@@ -170,10 +189,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_stack")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--vendors", type=int, default=10_000)
+    parser.add_argument("--no-page-cache", action="store_true",
+                        help="give the vendor service a page cache that keeps nothing (every list queries)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="compliance-profile-") as directory:
         seeded = seed(str(Path(directory) / "bench.db"), args.vendors)
-        print(format_profile(profile_list(seeded, args.requests)))
+        print(format_profile(profile_list(seeded, args.requests, page_cache=not args.no_page_cache)))
 
 
 if __name__ == "__main__":

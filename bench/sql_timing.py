@@ -25,7 +25,7 @@ from typing import Any
 from compliance_core.platform import Platform
 
 from . import servers
-from .http_bench import LIST_PATH
+from .http_bench import LIST_PATH, list_paths
 from .load import run_load
 from .seed import seed
 
@@ -74,7 +74,7 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def time_statements(url: str, api_key: str, workdir: Path, *, workers: int, threads: int, seconds: float,
-                    connections: int = 16) -> tuple[int, float, dict[str, tuple[int, float]]]:
+                    connections: int = 16, pages: int = 1) -> tuple[int, float, dict[str, tuple[int, float]]]:
     out = workdir / "sql"
     out.mkdir(exist_ok=True)
     port = servers.free_port()
@@ -83,7 +83,7 @@ def time_statements(url: str, api_key: str, workdir: Path, *, workers: int, thre
     auth = {"X-API-Key": api_key}
     with servers.start("timed full stack", command, port, workdir / "timed.log", LIST_PATH, auth) as server:
         result = run_load(server.base_url + LIST_PATH, seconds=seconds, connections=connections, threads=2,
-                          headers=auth)
+                          headers=auth, paths=list_paths(pages) if pages > 1 else ())
     merged: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
     for path in out.glob("sql-*.json"):
         for statement, (calls, total) in json.loads(path.read_text()).items():
@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--vendors", type=int, default=10_000)
+    parser.add_argument("--pages", type=int, default=1,
+                        help="cycle through this many different pages (see python -m bench --help)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -114,9 +116,10 @@ def main(argv: list[str] | None = None) -> None:
         seeded = seed(str(workdir / "bench.db"), args.vendors)
         requests, rate, timings = time_statements(seeded.url, seeded.api_key, workdir, workers=args.workers,
                                                   threads=args.threads, seconds=args.seconds,
-                                                  connections=args.connections)
+                                                  connections=args.connections, pages=args.pages)
+    spread = "" if args.pages == 1 else f", {args.pages:,} different pages"
     print(f"SQL statements in {args.workers} workers x {args.threads} threads under wrk ({args.connections} "
-          f"connections): {requests:,} requests, {rate:,.0f} req/s (start-up statements included)")
+          f"connections{spread}): {requests:,} requests, {rate:,.0f} req/s (start-up statements included)")
     print(f"{'statement':<50}{'calls/req':>10}{'mean ms':>10}{'ms/req':>9}")
     for statement, (calls, total) in sorted(timings.items(), key=lambda item: -item[1][1]):
         if calls >= requests / 2:
