@@ -8,7 +8,7 @@ from compliance_core.findings import Finding, FindingFilter
 from compliance_core.pagination import PageRequest
 
 from .codec import Mapper
-from .listing import PagedQuery
+from .listing import PagedQuery, read_revision
 
 __all__ = ["SqliteFindings"]
 
@@ -19,6 +19,9 @@ class SqliteFindings:
         self._mapper = mapper
         self._pages = pages
         self._get_sql = f"{mapper.select_sql} WHERE organization_id = ? AND id = ?"
+
+    def revision(self, organization_id: str) -> int:
+        return read_revision(self._conn, "findings", organization_id)
 
     def add(self, finding: Finding) -> None:
         self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(finding))

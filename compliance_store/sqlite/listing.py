@@ -17,10 +17,17 @@ from compliance_core.pagination import PageRequest
 
 from .codec import Mapper
 
-__all__ = ["PagedQuery"]
+__all__ = ["PagedQuery", "read_revision"]
 
 M = TypeVar("M")
 _COUNTER = "SELECT total FROM list_counts WHERE table_name = ? AND organization_id = ? AND archived = ?"
+_REVISION = "SELECT revision FROM list_revisions WHERE table_name = ? AND organization_id = ?"
+
+
+def read_revision(conn: sqlite3.Connection, table: str, organization_id: str) -> int:
+    """The trigger-kept change counter of ``table`` within the organization (0 before any change)."""
+    row = conn.execute(_REVISION, (table, organization_id)).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 class PagedQuery(Generic[M]):

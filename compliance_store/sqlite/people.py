@@ -10,7 +10,7 @@ from compliance_core.pagination import PageRequest
 from compliance_core.people import Person, PersonFilter
 
 from .codec import Mapper
-from .listing import PagedQuery
+from .listing import PagedQuery, read_revision
 
 __all__ = ["SqlitePeople"]
 
@@ -24,6 +24,9 @@ class SqlitePeople:
         self._mapper = mapper
         self._pages = pages
         self._get_sql = f"{mapper.select_sql} WHERE organization_id = ? AND id = ?"
+
+    def revision(self, organization_id: str) -> int:
+        return read_revision(self._conn, "people", organization_id)
 
     def add(self, person: Person) -> None:
         self._write(self._mapper.insert_sql, self._mapper.to_row(person), person)

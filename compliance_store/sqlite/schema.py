@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database, Migrations
 
-__all__ = ["MIGRATION_SET", "COUNTED_TABLES", "migrations", "missing_columns"]
+__all__ = ["MIGRATION_SET", "COUNTED_TABLES", "REVISED_TABLES", "migrations", "missing_columns"]
 
 MIGRATION_SET = "compliance_store.sqlite"
 
@@ -109,6 +109,9 @@ def _initial(db: Database) -> None:
 COUNTED_TABLES = ("vendors", "people", "findings")
 """Tables whose rows per (organization, archived) are kept in ``list_counts`` by triggers."""
 
+REVISED_TABLES = ("vendors", "people", "findings")
+"""Tables whose changes per organization are counted in ``list_revisions`` by triggers."""
+
 
 def _count_triggers(table: str) -> str:
     def key(row: str) -> tuple[str, str]:
@@ -150,11 +153,40 @@ def _list_counts(db: Database) -> None:
         db.executescript(_count_triggers(table))
 
 
+def _revision_triggers(table: str) -> str:
+    def bump(row: str) -> str:
+        return (f"INSERT INTO list_revisions (table_name, organization_id, revision) "
+                f"VALUES ('{table}', {row}.organization_id, 1) "
+                f"ON CONFLICT (table_name, organization_id) DO UPDATE SET revision = revision + 1;")
+
+    return f"""
+        CREATE TRIGGER {table}_revision_insert AFTER INSERT ON {table} BEGIN {bump("NEW")} END;
+        CREATE TRIGGER {table}_revision_delete AFTER DELETE ON {table} BEGIN {bump("OLD")} END;
+        CREATE TRIGGER {table}_revision_update AFTER UPDATE ON {table} BEGIN {bump("NEW")} END;
+        CREATE TRIGGER {table}_revision_move AFTER UPDATE ON {table}
+        WHEN OLD.organization_id IS NOT NEW.organization_id BEGIN {bump("OLD")} END;
+    """
+
+
+def _list_revisions(db: Database) -> None:
+    """A counter per (table, organization) that every insert, update and delete bumps in its own
+    transaction, so a cached page stays valid exactly while the counter is unchanged. Reading it
+    is one primary-key lookup (WITHOUT ROWID: the key is the row). A missing row is revision 0;
+    a counter never goes down, since its row is never deleted."""
+    db.execute(
+        "CREATE TABLE list_revisions (table_name TEXT NOT NULL, organization_id TEXT NOT NULL, "
+        "revision INTEGER NOT NULL, PRIMARY KEY (table_name, organization_id)) WITHOUT ROWID"
+    )
+    for table in REVISED_TABLES:
+        db.executescript(_revision_triggers(table))
+
+
 def migrations() -> Migrations:
     """The ordered migration set; built on demand so importing this module does nothing."""
     steps = Migrations(MIGRATION_SET)
     steps(name="0001_initial")(_initial)
     steps(name="0002_list_counts")(_list_counts)
+    steps(name="0003_list_revisions")(_list_revisions)
     return steps
 
 

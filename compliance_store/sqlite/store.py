@@ -1,14 +1,18 @@
 """The SQLite store: one file shared by any number of threads and server processes.
 
-Each thread gets its own connection (a connection must not cross threads), the file runs in WAL
-mode so readers never wait for the writer, and every write session is ``BEGIN IMMEDIATE`` so a
-read-check-write sequence (idempotency keys, rate-limit buckets) holds the one write lock from its
-first read: no other thread or process can interleave. Waiting writers queue on the busy timeout.
+Each thread gets two connections (a connection must not cross threads): one for write sessions
+and one opened read-only for read sessions, so a write through a read session fails ("attempt to
+write a readonly database") without toggling ``PRAGMA query_only`` around every read. The file
+runs in WAL mode so readers never wait for the writer, and every write session is
+``BEGIN IMMEDIATE`` so a read-check-write sequence (idempotency keys, rate-limit buckets) holds
+the one write lock from its first read: no other thread or process can interleave. Writers queue
+for that lock on a ``WriterLock`` (see ``locking``) rather than in SQLite's sleeping busy handler.
 """
 
 from __future__ import annotations
 
 import os
+import pathlib
 import shutil
 import sqlite3
 import tempfile
@@ -20,6 +24,7 @@ from sqlite_utils import Database
 
 from compliance_core.errors import ValidationError
 
+from .locking import WriterLock
 from .schema import MIGRATION_SET, migrations, missing_columns
 from .session import Catalog, SqliteSession
 
@@ -48,62 +53,87 @@ def parse_url(url: str) -> str:
 
 
 class _Bound:
-    """One thread's connection and the session reused for every transaction on it."""
+    """One thread's two connections, the session reused for every transaction on each, and the
+    write lock of the thread's process."""
 
-    __slots__ = ("conn", "session", "pid", "thread")
+    __slots__ = ("conn", "session", "reader", "read_session", "writer", "pid", "thread")
 
-    def __init__(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
+    def __init__(self, conn: sqlite3.Connection, reader: sqlite3.Connection, catalog: Catalog,
+                 writer: WriterLock) -> None:
         self.conn = conn
         self.session = SqliteSession(conn, catalog)
+        self.reader = reader
+        self.read_session = SqliteSession(reader, catalog)
+        self.writer = writer
         self.pid = os.getpid()
         self.thread = threading.current_thread()
 
+    def close(self) -> None:
+        for conn in (self.conn, self.reader):
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
 
 class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``/``ROLLBACK`` for a write; a read is a deferred
-    transaction (one consistent snapshot for a page and its count) with ``query_only`` on, so a
-    write through a read session fails instead of committing silently. A read inside an open
-    transaction on the same thread joins it; a nested write is refused."""
+    """A write is ``BEGIN IMMEDIATE`` ... ``COMMIT``/``ROLLBACK`` on the write connection inside
+    the process's write lock, held from just before ``BEGIN`` to just after the end. A read is a
+    deferred transaction on the read-only connection: one consistent snapshot for a page and its
+    count. A read inside an open write on the same thread joins the write (and sees its changes);
+    a read inside a read joins it too; a write nested in either is refused."""
 
-    __slots__ = ("_bound", "_write", "_nested")
+    __slots__ = ("_bound", "_write", "_conn")
 
     def __init__(self, bound: _Bound, write: bool) -> None:
         self._bound = bound
         self._write = write
-        self._nested = False
+        self._conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> SqliteSession:
-        conn = self._bound.conn
-        if conn.in_transaction:
-            if self._write:
+        bound = self._bound
+        if self._write:
+            if bound.conn.in_transaction or bound.reader.in_transaction:
                 raise RuntimeError("nested write sessions are not supported")
-            self._nested = True
-        elif self._write:
-            conn.execute("BEGIN IMMEDIATE")
-        else:
-            conn.execute("BEGIN")
-            conn.execute("PRAGMA query_only = 1")
-        return self._bound.session
+            writer = bound.writer
+            writer.acquire()
+            try:
+                bound.conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                writer.release()
+                raise
+            self._conn = bound.conn
+            return bound.session
+        if bound.conn.in_transaction:
+            return bound.session
+        if bound.reader.in_transaction:
+            return bound.read_session
+        bound.reader.execute("BEGIN")
+        self._conn = bound.reader
+        return bound.read_session
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self._nested:
+        conn = self._conn
+        if conn is None:
             return
-        conn = self._bound.conn
+        self._conn = None
         if not self._write:
-            conn.execute("PRAGMA query_only = 0")
             if conn.in_transaction:
                 conn.execute("COMMIT")
             return
-        if exc_type is None:
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        elif conn.in_transaction:
-            conn.execute("ROLLBACK")
+        try:
+            if exc_type is None:
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            elif conn.in_transaction:
+                conn.execute("ROLLBACK")
+        finally:
+            self._bound.writer.release()
 
 
 class SqliteStore:
@@ -112,7 +142,10 @@ class SqliteStore:
     :param url: ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``;
         ``sqlite:///:memory:`` uses a private temporary file removed by ``close()`` (an in-memory
         database cannot be shared by the per-thread connections)
-    :param busy_timeout: seconds a writer waits for the write lock before failing
+    :param busy_timeout: seconds a writer waits, before failing as "database is locked", for
+        another thread of this process or for SQLite's lock held by a writer that does not use
+        this store's lock file (the wait for this store's writers in other processes is unbounded:
+        it ends when they commit, roll back or exit)
 
     >>> store = SqliteStore("sqlite:///:memory:")
     >>> with store.session(write=False) as session:
@@ -130,28 +163,36 @@ class SqliteStore:
         if path == _MEMORY:
             self._temp_dir = tempfile.mkdtemp(prefix="compliance-sqlite-")
             path = os.path.join(self._temp_dir, "compliance.db")
-        self.path = path
+        # Absolute, so connections opened later by new threads reach the same file even if the
+        # working directory changes.
+        self.path = os.path.abspath(path)
+        self._reader_uri = f"{pathlib.Path(self.path).as_uri()}?mode=ro"
         self._busy_timeout = float(busy_timeout)
         self._catalog = Catalog.build()
         self._local = threading.local()
         self._lock = threading.Lock()
         self._bound: list[_Bound] = []
+        self._writer: WriterLock | None = None
         self._closed = False
         try:
             self.schema_version = self._migrate()
         except BaseException:
+            if self._writer is not None:
+                self._writer.close()
             self._remove_temp_dir()
             raise
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self.path,
+            self._reader_uri if read_only else self.path,
+            uri=read_only,
             timeout=self._busy_timeout,
             isolation_level=None,
             check_same_thread=False,
             cached_statements=512,
         )
-        conn.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:
+            conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -16000")
         return conn
@@ -173,19 +214,23 @@ class SqliteStore:
         opening a new file at once cannot both apply them."""
         conn, mode = self._open_file()
         try:
+            writer = self._writer_lock()
             if mode != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             db = Database(conn, execute_plugins=False)
             steps = migrations()
             if steps.pending(db):
-                conn.execute("BEGIN IMMEDIATE")
+                writer.acquire()
                 try:
+                    conn.execute("BEGIN IMMEDIATE")
                     steps.apply(db)
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
+                finally:
+                    writer.release()
             for mapper in self._catalog.mappers():
                 missing = missing_columns(db, mapper.table, mapper.names)
                 if missing:
@@ -200,17 +245,37 @@ class SqliteStore:
             bound = self._bind()
         return bound
 
+    def _writer_lock(self) -> WriterLock:
+        """This process's write lock, opened again in a forked child (call with ``_lock`` held,
+        or before other threads can see the store)."""
+        writer = self._writer
+        if writer is None or writer.pid != os.getpid():
+            if writer is not None:
+                writer.close()
+            try:
+                writer = WriterLock(self.path, self._busy_timeout)
+            except OSError as error:
+                raise ValidationError.field("url", self.url, f"cannot create the writer lock file: {error}") from None
+            self._writer = writer
+        return writer
+
     def _bind(self) -> _Bound:
         if self._closed:
             raise RuntimeError(f"the store {self.url} is closed")
-        bound = _Bound(self._connect(), self._catalog)
+        conn = self._connect()
+        try:
+            reader = self._connect(read_only=True)
+        except BaseException:
+            conn.close()
+            raise
         with self._lock:
+            bound = _Bound(conn, reader, self._catalog, self._writer_lock())
             # Connections of finished threads are closed here; ones inherited across fork() are
             # left alone (closing SQLite handles opened by the parent process is unsafe).
             alive = []
             for other in self._bound:
                 if other.pid == bound.pid and not other.thread.is_alive():
-                    other.conn.close()
+                    other.close()
                 else:
                     alive.append(other)
             self._bound = [*alive, bound]
@@ -226,7 +291,7 @@ class SqliteStore:
         report: dict[str, Any] = {"backend": "sqlite", "path": self.path}
         try:
             with self.session(write=False):
-                conn = self._thread().conn
+                conn = self._thread().reader
                 mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
                 version = conn.execute(_VERSION_SQL, (MIGRATION_SET,)).fetchone()[0]
         except (sqlite3.Error, RuntimeError) as error:
@@ -242,11 +307,11 @@ class SqliteStore:
             pid = os.getpid()
             mine = [bound for bound in self._bound if bound.pid == pid]
             self._bound = [bound for bound in self._bound if bound.pid != pid]
+            writer, self._writer = self._writer, None
         for bound in mine:
-            try:
-                bound.conn.close()
-            except sqlite3.Error:
-                pass
+            bound.close()
+        if writer is not None:
+            writer.close()
         self._remove_temp_dir()
 
     def _remove_temp_dir(self) -> None:

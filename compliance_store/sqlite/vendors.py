@@ -8,7 +8,7 @@ from compliance_core.pagination import PageRequest
 from compliance_core.vendors import Vendor, VendorFilter
 
 from .codec import Mapper
-from .listing import PagedQuery
+from .listing import PagedQuery, read_revision
 
 __all__ = ["SqliteVendors"]
 
@@ -19,6 +19,9 @@ class SqliteVendors:
         self._mapper = mapper
         self._pages = pages
         self._get_sql = f"{mapper.select_sql} WHERE organization_id = ? AND id = ?"
+
+    def revision(self, organization_id: str) -> int:
+        return read_revision(self._conn, "vendors", organization_id)
 
     def add(self, vendor: Vendor) -> None:
         self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(vendor))

@@ -1,11 +1,14 @@
-"""What only the SQLite store promises: one file shared by threads and processes, migrations
-applied once, health, and clear errors for a bad URL."""
+"""What only the SQLite store promises: one file shared by threads and processes, writers queued
+on a lock file instead of SQLite's sleeping busy handler, reads on a read-only connection,
+trigger-kept revisions, migrations applied once, health, and clear errors for a bad URL."""
 
 from __future__ import annotations
 
+import datetime as dt
 import multiprocessing
 import os
 import pathlib
+import queue
 import sqlite3
 import threading
 from typing import Any
@@ -13,10 +16,11 @@ from typing import Any
 import pytest
 from sqlite_utils import Database
 
-from compliance_core import NewVendor, Platform, ValidationError
+from compliance_core import FrozenClock, NewVendor, Platform, ValidationError
 from compliance_core.idempotency import IdempotencyRecord
 from compliance_core.platform import open_store
 from compliance_store.sqlite import SqliteStore
+from compliance_store.sqlite.locking import TurnQueue, fcntl, lock_path
 from compliance_store.sqlite.schema import migrations
 
 from . import samples
@@ -222,3 +226,238 @@ def test_only_core_types_are_stored_as_idempotency_results(sqlite_store: SqliteS
     with pytest.raises(ValueError):
         with sqlite_store.session(write=False) as session:
             session.idempotency.get("org_a", "p", "k")
+
+
+def test_a_write_nested_in_a_read_is_refused(sqlite_store: SqliteStore) -> None:
+    with sqlite_store.session(write=False):
+        with pytest.raises(RuntimeError):
+            with sqlite_store.session(write=True):
+                pass
+    with sqlite_store.session(write=True) as session:
+        session.vendors.add(samples.vendor())
+
+
+def test_a_path_that_needs_quoting_in_a_uri_still_opens_for_reading(tmp_path: pathlib.Path) -> None:
+    folder = tmp_path / "odd name 100% &mode=rw;x"
+    folder.mkdir()
+    store = SqliteStore(f"sqlite:///{folder / 'data base.db'}")
+    with store.session(write=True) as session:
+        session.vendors.add(samples.vendor())
+    with store.session(write=False) as session:
+        assert session.vendors.get("org_a", "vnd_full") == samples.vendor()
+    with pytest.raises(sqlite3.OperationalError):  # "&mode=rw" in the path did not reach the URI
+        with store.session(write=False) as session:
+            session.people.add(samples.person())
+    store.close()
+
+
+# Revisions: the triggers cover what the repositories never do (delete, move between organizations).
+
+def _revisions(store: SqliteStore, table: str) -> dict[str, int]:
+    with store.session(write=False) as session:
+        repository = getattr(session, table)
+        return {org: repository.revision(org) for org in ("org_a", "org_b")}
+
+
+@pytest.mark.parametrize("table", ["vendors", "people", "findings"])
+def test_deleting_a_row_or_moving_it_to_another_organization_moves_the_revisions(
+        sqlite_store: SqliteStore, table: str) -> None:
+    make = {"vendors": samples.vendor, "people": samples.person, "findings": samples.finding}[table]
+    with sqlite_store.session(write=True) as session:
+        getattr(session, table).add(make())
+    start = _revisions(sqlite_store, table)
+    conn = sqlite3.connect(sqlite_store.path)
+    with conn:
+        conn.execute(f"UPDATE {table} SET organization_id = 'org_b' WHERE id = ?", (make().id,))
+    moved = _revisions(sqlite_store, table)
+    with conn:
+        conn.execute(f"DELETE FROM {table} WHERE id = ?", (make().id,))
+    conn.close()
+    deleted = _revisions(sqlite_store, table)
+    assert start["org_b"] == 0
+    assert moved["org_a"] > start["org_a"] and moved["org_b"] > start["org_b"]
+    assert deleted["org_a"] == moved["org_a"] and deleted["org_b"] > moved["org_b"]
+
+
+def test_a_file_from_before_revisions_upgrades_and_counts_from_zero(url: str, tmp_path: pathlib.Path) -> None:
+    db = Database(str(tmp_path / "shared.db"))
+    migrations().apply(db, stop_before="0003_list_revisions")
+    db.close()
+    store = SqliteStore(url)
+    try:
+        assert _revisions(store, "vendors") == {"org_a": 0, "org_b": 0}
+        with store.session(write=True) as session:
+            session.vendors.add(samples.vendor())
+        assert _revisions(store, "vendors")["org_a"] > 0
+        assert store.schema_version == len(_applied(store.path))
+    finally:
+        store.close()
+
+
+# Writers queue on <database>-writer.lock (threads of a process also on an in-process queue).
+
+needs_fcntl = pytest.mark.skipif(fcntl is None, reason="no fcntl (Windows): threads queue in-process only")
+
+
+@needs_fcntl
+def test_the_writer_lock_file_is_created_beside_the_database(sqlite_store: SqliteStore) -> None:
+    assert lock_path(sqlite_store.path) == sqlite_store.path + "-writer.lock"
+    assert os.path.isfile(sqlite_store.path + "-writer.lock")
+
+
+@needs_fcntl
+def test_a_writer_waits_for_the_lock_file_instead_of_failing_at_the_busy_timeout(url: str) -> None:
+    """Another holder of the lock file (here: a second open file description, as another process
+    would have) keeps writers waiting past the busy timeout without an error, and they commit as
+    soon as it lets go."""
+    store = SqliteStore(url, busy_timeout=0.05)
+    outcome: queue.Queue[BaseException | None] = queue.Queue()
+
+    def write() -> None:
+        try:
+            with store.session(write=True) as session:
+                session.vendors.add(samples.vendor())
+            outcome.put(None)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            outcome.put(error)
+
+    holder = os.open(lock_path(store.path), os.O_RDWR)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # type: ignore[union-attr]
+        writer = threading.Thread(target=write)
+        writer.start()
+        writer.join(timeout=0.5)  # ten busy timeouts
+        assert writer.is_alive() and outcome.empty()
+        fcntl.flock(holder, fcntl.LOCK_UN)  # type: ignore[union-attr]
+        writer.join()
+    finally:
+        os.close(holder)
+    assert outcome.get_nowait() is None
+    with store.session(write=False) as session:
+        assert session.vendors.get("org_a", "vnd_full") == samples.vendor()
+    store.close()
+
+
+def test_threads_get_their_turn_in_arrival_order() -> None:
+    turns = TurnQueue()
+    assert turns.acquire(timeout=1.0)
+    order: list[int] = []
+
+    def wait_for_turn(number: int) -> None:
+        assert turns.acquire(timeout=60.0)
+        order.append(number)
+        turns.release()
+
+    threads = []
+    for number in range(4):
+        thread = threading.Thread(target=wait_for_turn, args=(number,))
+        thread.start()
+        threads.append(thread)
+        while len(turns._waiters) <= number:  # queued before the next one starts
+            thread.join(timeout=0.001)
+    turns.release()
+    for thread in threads:
+        thread.join()
+    assert order == [0, 1, 2, 3]
+
+
+def test_a_turn_not_given_in_time_is_refused_and_leaves_the_queue() -> None:
+    turns = TurnQueue()
+    assert turns.acquire(timeout=1.0)
+    refused: list[bool] = []
+    waiter = threading.Thread(target=lambda: refused.append(turns.acquire(timeout=0.01)))
+    waiter.start()
+    waiter.join()
+    turns.release()
+    assert refused == [False]
+    assert turns.acquire(timeout=0.01)  # free, not handed to the waiter that gave up
+    turns.release()
+
+
+ADMITTING_PROCESSES, ADMITTING_THREADS, ADMISSIONS = 2, 4, 50
+
+
+def _admit_from_threads(url: str, secret: str, results: Any) -> None:
+    """One process's share: threads admitting the same key at a frozen time (no refill)."""
+    with Platform(SqliteStore(url), clock=FrozenClock()) as platform:
+        errors: list[str] = []
+
+        def admit() -> None:
+            for _ in range(ADMISSIONS):
+                try:
+                    platform.access.admit(secret)
+                except Exception as error:  # noqa: BLE001 - counted by the parent
+                    errors.append(repr(error))
+
+        threads = [threading.Thread(target=admit) for _ in range(ADMITTING_THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    results.put(errors)
+
+
+def test_admissions_from_several_processes_and_threads_all_commit_and_add_up(url: str) -> None:
+    """No writer meets "database is locked", and no read-check-write of the bucket or the usage
+    counter is lost: every admission is counted once and drew exactly one token."""
+    burst = 10_000
+    with Platform(SqliteStore(url), clock=FrozenClock()) as platform:
+        boot = platform.bootstrap("Acme", "enterprise", rpm=burst, burst=burst)
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    children = [context.Process(target=_admit_from_threads, args=(url, boot.owner_key.secret, results))
+                for _ in range(ADMITTING_PROCESSES)]
+    for child in children:
+        child.start()
+    errors = [results.get(timeout=120) for _ in children]
+    for child in children:
+        child.join(timeout=60)
+    assert errors == [[]] * ADMITTING_PROCESSES
+    assert [child.exitcode for child in children] == [0] * ADMITTING_PROCESSES
+    admitted = ADMITTING_PROCESSES * ADMITTING_THREADS * ADMISSIONS
+    store = SqliteStore(url)
+    with store.session(write=False) as session:
+        key_id = boot.owner_key.key.id
+        usage = session.api_keys.usage(key_id, dt.date(2000, 1, 1))
+        bucket = session.rate_limits.get(key_id)
+    store.close()
+    assert sum(day.requests for day in usage) == admitted
+    assert bucket is not None and bucket.tokens == burst - admitted
+
+
+def _write_through_the_inherited_store(store: SqliteStore, go: Any, results: Any) -> None:
+    go.get(timeout=60)
+    results.put("started")
+    try:
+        with store.session(write=True) as session:
+            session.people.add(samples.person())
+        results.put("committed")
+    except BaseException as error:  # noqa: BLE001 - reported to the parent
+        results.put(repr(error))
+
+
+@needs_fcntl
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_opens_its_own_lock_and_waits_for_the_parents_write(url: str) -> None:
+    """Were the child to keep the parent's lock file description it would share the parent's
+    ``flock``, go straight on to SQLite's lock and fail there after the 50 ms busy timeout. (The
+    fork happens between transactions: SQLite forbids forking while a transaction is open.)"""
+    store = SqliteStore(url, busy_timeout=0.05)
+    with store.session(write=True) as session:
+        session.vendors.add(samples.vendor())
+    context = multiprocessing.get_context("fork")
+    go, results = context.Queue(), context.Queue()
+    child = context.Process(target=_write_through_the_inherited_store, args=(store, go, results))
+    child.start()
+    with store.session(write=True) as session:
+        session.findings.add(samples.finding())
+        go.put("go")
+        assert results.get(timeout=60) == "started"
+        with pytest.raises(queue.Empty):
+            results.get(timeout=0.5)
+    assert results.get(timeout=60) == "committed"
+    child.join(timeout=60)
+    with store.session(write=False) as session:
+        assert session.people.get("org_a", "mem_full") == samples.person()
+        assert session.findings.get("org_a", "fnd_full") == samples.finding()
+    store.close()
