@@ -215,16 +215,18 @@ class SqliteStore:
         conn, mode = self._open_file()
         try:
             writer = self._writer_lock()
-            if mode != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
             db = Database(conn, execute_plugins=False)
             steps = migrations()
-            if steps.pending(db):
+            if mode != "wal" or steps.pending(db):
+                # Inside the writer lock: a switch to WAL racing another opener's migration can
+                # meet SQLITE_BUSY without the busy handler waiting (SQLite's deadlock rule).
                 writer.acquire()
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    steps.apply(db)
-                    conn.execute("COMMIT")
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    if steps.pending(db):
+                        conn.execute("BEGIN IMMEDIATE")
+                        steps.apply(db)
+                        conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
