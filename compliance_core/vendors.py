@@ -121,10 +121,11 @@ class PurposeCategory(enum.StrEnum):
     OTHER = "other"
 
 
+# Input is checked by _SubProcessorInput on the way in, so reading stored entries never
+# re-runs validation.
 @attrs.frozen(kw_only=True)
 class SubProcessor:
-    """A stored sub-processor entry. Input is checked by ``_SubProcessorInput`` on the way in,
-    so reading thousands of stored entries never re-runs validation."""
+    """A company the vendor engages to process personal data for the organization (GDPR Art. 28(2))."""
 
     name: str
     country: str
