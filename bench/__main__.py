@@ -12,6 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from compliance_http.server import DEFAULT_THREADS
+
 from .http_bench import HttpSettings, format_http, run_http_bench, vendors_needed
 from .inprocess_bench import format_inprocess, run_inprocess_bench
 from .load import wrk_path
@@ -25,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured load before each run (default 2)")
     parser.add_argument("--connections", type=int, default=16, help="keep-alive connections (default 16)")
     parser.add_argument("--threads", type=int, default=2, help="load-generator threads (default 2)")
+    parser.add_argument("--server-threads", type=int, default=DEFAULT_THREADS,
+                        help=f"waitress threads per server process, both sides (default {DEFAULT_THREADS})")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="server processes on each side (default: CPU count)")
     parser.add_argument("--vendors", type=int, default=10_000, help="vendors seeded (default 10000)")
@@ -74,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("wrk is not installed: using the Python http.client load generator, whose own cost "
                       "caps the figures (apt-get install wrk for the real ones)", flush=True)
             settings = HttpSettings(workers=args.workers, connections=args.connections, threads=args.threads,
-                                    seconds=args.seconds, warmup=args.warmup, pages=args.pages)
+                                    seconds=args.seconds, warmup=args.warmup, pages=args.pages,
+                                    server_threads=args.server_threads)
             print()
             print(format_http(run_http_bench(db_path, seeded, workdir, settings)), flush=True)
         if not args.skip_inprocess:
