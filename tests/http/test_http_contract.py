@@ -4,6 +4,7 @@ idempotency."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,22 @@ def test_every_response_has_a_request_id(app: falcon.App, api: Api, method: str,
     assert first.headers["X-Request-Id"] != second.headers["X-Request-Id"]
     if status >= 400:
         assert first.json["requestId"] == first.headers["X-Request-Id"]
+
+
+def test_an_app_built_before_a_fork_gives_the_child_its_own_request_ids(app: falcon.App) -> None:
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child answers one request (a 404: no store) and reports its id
+        try:
+            os.write(writer, falcon.testing.simulate_get(app, "/v1/nowhere").headers["X-Request-Id"].encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    os.waitpid(pid, 0)
+    with os.fdopen(reader, "rb") as child:
+        child_id = child.read().decode()
+    assert child_id.startswith("req_")
+    assert child_id != falcon.testing.simulate_get(app, "/v1/nowhere").headers["X-Request-Id"]
 
 
 def test_unknown_path_is_404_even_without_a_key(app: falcon.App) -> None:
