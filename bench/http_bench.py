@@ -25,8 +25,8 @@ __all__ = ["HttpSettings", "HttpResult", "Measured", "format_http", "run_http_be
            "vendors_needed"]
 
 LIST_PATH = "/v1/vendors?perPage=50"
-_SIZES = range(40, 61)
-"""perPage values of a spread run: 21 sizes averaging 50, so the bodies match LIST_PATH's on average."""
+_SIZES = range(25, 76)
+"""perPage values of a spread run: 51 sizes averaging 50, so the bodies match LIST_PATH's on average."""
 
 
 def _spread(pages: int) -> list[tuple[int, int]]:
@@ -35,11 +35,12 @@ def _spread(pages: int) -> list[tuple[int, int]]:
 
 
 def list_paths(pages: int) -> tuple[str, ...]:
-    """``pages`` different list requests. One is LIST_PATH. More take perPage 40..60 in turn and
-    move to the next page every 21 requests: every request asks for a different page of about 50
-    vendors, all near the start of the register, so none pays for a long OFFSET and the server's
-    page cache (256 pages per worker) holds none of them for long once ``pages`` is well above
-    256 x workers."""
+    """``pages`` different list requests. One is LIST_PATH. More take perPage 25..75 in turn and
+    move to the next page every 51 requests: every request asks for a different page of 50
+    vendors on average, all in the first ~7,500 of the register (5,000 pages), so none pays for a
+    very long OFFSET. The server's page cache holds 256 pages per worker, and a keep-alive
+    connection stays on one worker: with 16 connections, 5,000 pages keep even a worker that got
+    a single connection from seeing a page again before 256 others have pushed it out."""
     if pages < 1:
         raise ValueError("pages must be at least 1")
     if pages == 1:
