@@ -40,6 +40,9 @@ __all__ = ["Wire", "JSON"]
 T = TypeVar("T")
 JSON = "application/json"
 _INTEGER = re.compile(r"-?[0-9]{1,12}")
+_QUERIES_KEPT = 512
+"""Parsed list queries kept per app; a full table is emptied and starts again."""
+_QUERY_VALUE_KEPT = 64
 _ORJSON = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
 """orjson writes datetimes (ISO 8601, "Z"), dates and enums itself, faster than hooks would."""
 
@@ -190,6 +193,7 @@ class Wire:
         self._timeless: set[type] = set()
         """Models whose wire object depends on the model alone (not on the clock)."""
         self._rendered = _RenderedPages()
+        self._queries: dict[tuple[Any, ...], tuple[Any, PageRequest]] = {}
         self._converter = self._build_converter()
 
     # -- responses -------------------------------------------------------------------------
@@ -303,7 +307,23 @@ class Wire:
                 raise ValidationError.field(name, value, "must be given at most once")
 
     def list_query(self, params: Mapping[str, str], filters: type[T] | None) -> tuple[T | None, PageRequest]:
-        """Filters and page of a list request whose parameter names are already checked."""
+        """Filters and page of a list request whose parameter names are already checked.
+
+        Clients repeat the same few queries, so a parsed one is kept (both results are frozen)
+        and only new ones build a filter model and a page request; bad ones raise each time, and
+        long values (none is valid today) are never kept.
+        """
+        key = (filters, tuple(params.items()))
+        parsed = self._queries.get(key)
+        if parsed is None:
+            parsed = self._parse_list_query(params, filters)
+            if all(len(value) <= _QUERY_VALUE_KEPT for value in params.values()):
+                if len(self._queries) >= _QUERIES_KEPT:
+                    self._queries.clear()
+                self._queries[key] = parsed
+        return parsed  # type: ignore[return-value]
+
+    def _parse_list_query(self, params: Mapping[str, str], filters: type[T] | None) -> tuple[T | None, PageRequest]:
         page = PageRequest(
             page=self._integer(params, "page", 1),
             per_page=self._integer(params, "perPage", DEFAULT_PER_PAGE),

@@ -84,6 +84,16 @@ def test_filters_combine_with_and(api: Api, query: str, expected: set[str]) -> N
     assert {v["name"] for v in result.json["data"]} == expected
 
 
+def test_queries_answer_alike_each_time_and_bad_ones_fail_each_time(api: Api) -> None:
+    create(api, name="A", category="cloud")
+    create(api, name="B", category="hr")
+    for _ in range(2):
+        assert [v["name"] for v in api.get(ROOT, query="category=cloud&perPage=1").json["data"]] == ["A"]
+        assert [v["name"] for v in api.get(ROOT, query="perPage=1&page=2").json["data"]] == ["B"]
+        assert api.get("/v1/people", query="perPage=1").json["meta"]["perPage"] == 1
+        error(api.get(ROOT, query="category=vital&perPage=1"), 400, "validation_error", "category")
+
+
 def test_assignee_filter(api: Api) -> None:
     person = api.post("/v1/people", {"name": "Ann", "email": "ann@example.com"}).json
     create(api, name="Mine", assigneeId=person["id"])
