@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
-from typing import Protocol
+from typing import Callable, Protocol
 
 import attrs
 
@@ -109,8 +109,9 @@ class ApiKeyRepository(Protocol):
 
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]: ...
 
-    def record_use(self, key_id: str, at: dt.datetime) -> None:
-        """Count one request on ``at``'s UTC day and set ``last_used_at``."""
+    def record_use(self, key_id: str, at: dt.datetime, count: int = 1) -> None:
+        """Count ``count`` requests on ``at``'s UTC day and set ``last_used_at`` to ``at``
+        unless it is already later."""
 
     def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
         """Days with requests from ``since`` on, oldest first."""
@@ -119,6 +120,8 @@ class ApiKeyRepository(Protocol):
 @attrs.define
 class ApiKeyService:
     uow: UnitOfWork
+    flush_usage: Callable[[], None] = lambda: None
+    """Writes usage this process counted but has not stored yet (see ``access``)."""
 
     def create(self, actor: Actor, data: NewApiKey, *, idempotency_key: str | None = None) -> IssuedKey:
         authorize(actor, "api_key:create")
@@ -179,6 +182,7 @@ class ApiKeyService:
     def usage(self, actor: Actor, key_id: str) -> KeyUsage:
         authorize(actor, "api_key:read")
         since = self.uow.clock.now().date() - dt.timedelta(days=USAGE_DAYS - 1)
+        self.flush_usage()
         with self.uow.read() as session:
             key = require(session.api_keys.get(actor.organization_id, key_id), "api key", key_id)
             days = session.api_keys.usage(key_id, since)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Protocol
+from typing import Callable, Protocol
 
 import attrs
 
@@ -98,6 +98,8 @@ def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | 
 @attrs.define
 class OrganizationService:
     uow: UnitOfWork
+    plan_changed: Callable[[], None] = lambda: None
+    """Lets admission drop the rate-limit leases it holds under the old plan."""
 
     def create(self, name: str, plan: Plan | str = Plan.PROFESSIONAL, *, rpm: int | None = None,
                burst: int | None = None) -> Organization:
@@ -138,5 +140,6 @@ class OrganizationService:
                 updated_at=self.uow.clock.now(),
             )
             tx.organizations.update(updated)
+        self.plan_changed()
         return updated
 

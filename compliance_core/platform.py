@@ -71,9 +71,9 @@ class Platform:
         self.ids: IdGenerator = ids or RandomIds()
         self.signals = Signals()
         self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids)
-        self.organizations = OrganizationService(self.uow)
-        self.api_keys = ApiKeyService(self.uow)
         self.access = AccessService(self.uow)
+        self.organizations = OrganizationService(self.uow, plan_changed=self.access.flush)
+        self.api_keys = ApiKeyService(self.uow, flush_usage=self.access.flush)
         self.vendors = VendorService(self.uow)
         self.people = PeopleService(self.uow)
         self.findings = FindingService(self.uow)
@@ -111,7 +111,11 @@ class Platform:
         }
 
     def close(self) -> None:
-        self.store.close()
+        """Store what admission still holds in memory (usage counts, unspent tokens), then close."""
+        try:
+            self.access.flush()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> "Platform":
         return self

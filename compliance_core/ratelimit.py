@@ -13,7 +13,7 @@ from typing import Protocol
 
 import attrs
 
-__all__ = ["RateLimitPolicy", "Bucket", "RateDecision", "RateLimitRepository", "take"]
+__all__ = ["RateLimitPolicy", "Bucket", "RateDecision", "RateLimitRepository", "lease", "take"]
 
 
 @attrs.frozen
@@ -49,21 +49,34 @@ class RateLimitRepository(Protocol):
     def put(self, key_id: str, bucket: Bucket) -> None: ...
 
 
-def take(bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime) -> tuple[Bucket, RateDecision]:
+def lease(bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime, *, want: int = 1,
+          returned: float = 0.0) -> tuple[Bucket, RateDecision, int]:
+    """Draw up to ``want`` tokens at once (none when the bucket has not a whole one).
+
+    ``returned`` gives back tokens an earlier lease did not spend. The decision describes the
+    first of the granted requests; the caller spends the others locally. Whatever the lease
+    sizes, no more requests are granted than the bucket holds: the limit is kept.
+    """
     if bucket is None:
         tokens = float(policy.burst)
     else:
         elapsed = max(0.0, (now - bucket.updated_at).total_seconds())
         tokens = min(float(policy.burst), bucket.tokens + elapsed * policy.per_second)
-    allowed = tokens >= 1.0
-    if allowed:
-        tokens -= 1.0
-    refill = (policy.burst - tokens) / policy.per_second
+    tokens = min(float(policy.burst), tokens + max(0.0, returned))
+    granted = max(0, min(want, int(math.floor(tokens))))
+    tokens -= granted
+    after_first = tokens + max(0, granted - 1)
     decision = RateDecision(
-        allowed=allowed,
+        allowed=granted >= 1,
         limit=policy.burst,
-        remaining=int(math.floor(tokens)),
-        reset_at=math.ceil(now.timestamp() + refill),
-        retry_after=0 if allowed else max(1, math.ceil((1.0 - tokens) / policy.per_second)),
+        remaining=int(math.floor(after_first)),
+        reset_at=math.ceil(now.timestamp() + (policy.burst - after_first) / policy.per_second),
+        retry_after=0 if granted else max(1, math.ceil((1.0 - tokens) / policy.per_second)),
     )
-    return Bucket(tokens=tokens, updated_at=now), decision
+    return Bucket(tokens=tokens, updated_at=now), decision, granted
+
+
+def take(bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime) -> tuple[Bucket, RateDecision]:
+    """One request's worth: ``lease`` of a single token."""
+    bucket, decision, _ = lease(bucket, policy, now)
+    return bucket, decision

@@ -31,6 +31,7 @@ from typing import Any, ContextManager, Union
 import waitress
 
 from compliance_core import Platform, ValidationError
+from compliance_core.access import LEASE_SECONDS
 
 from .app import create_app
 
@@ -339,5 +340,28 @@ def serve_platform(url: str, host: str = "127.0.0.1", port: int = 3333, workers:
 
 @contextlib.contextmanager
 def _platform_app(url: str) -> Iterator[WSGIApp]:
-    with Platform.open(url) as platform:
+    with Platform.open(url) as platform, _flushing(platform):
         yield create_app(platform)
+
+
+@contextlib.contextmanager
+def _flushing(platform: Platform, every: float = LEASE_SECONDS) -> Iterator[None]:
+    """Write the key usage this worker counted (and give back unspent rate-limit tokens) every
+    ``every`` seconds, so a key's usage read through another worker is at most that stale; closing
+    the platform writes the rest."""
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(every):
+            try:
+                platform.access.flush()
+            except Exception:  # a busy or failing store must not kill the worker; retry next time
+                logging.getLogger(__name__).exception("could not write key usage")
+
+    flusher = threading.Thread(target=run, name="usage-flush", daemon=True)
+    flusher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        flusher.join()

@@ -86,10 +86,12 @@ class MemoryApiKeys(_Repo):
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
         return _page(self.t.values("api_keys"), lambda k: k.organization_id == organization_id, page)
 
-    def record_use(self, key_id: str, at: dt.datetime) -> None:
+    def record_use(self, key_id: str, at: dt.datetime, count: int = 1) -> None:
         day = (key_id, at.date())
-        self.t.set("usage", day, (self.t.get("usage", day) or 0) + 1)
-        self.t.set("api_keys", key_id, attrs.evolve(self.t.get("api_keys", key_id), last_used_at=at))
+        self.t.set("usage", day, (self.t.get("usage", day) or 0) + count)
+        key = self.t.get("api_keys", key_id)
+        if key.last_used_at is None or key.last_used_at < at:
+            self.t.set("api_keys", key_id, attrs.evolve(key, last_used_at=at))
 
     def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
         days = [(day, n) for (kid, day), n in self.t.data["usage"].items() if kid == key_id and day >= since]

@@ -16,10 +16,12 @@ from .listing import PagedQuery
 __all__ = ["SqliteApiKeys"]
 
 _COUNT_USE = (
-    "INSERT INTO key_usage (key_id, day, requests) VALUES (?, ?, 1) "
-    "ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1"
+    "INSERT INTO key_usage (key_id, day, requests) VALUES (?, ?, ?) "
+    "ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + excluded.requests"
 )
-_TOUCH = "UPDATE api_keys SET last_used_at = ? WHERE id = ?"
+# ISO 8601 UTC text sorts in time order, so the later stamp wins.
+_TOUCH = ("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 "
+          "AND (last_used_at IS NULL OR last_used_at < ?1)")
 _USAGE = "SELECT day, requests FROM key_usage WHERE key_id = ? AND day >= ? ORDER BY day"
 
 
@@ -53,10 +55,10 @@ class SqliteApiKeys:
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
         return self._pages.run(self._conn, organization_id, None, page)
 
-    def record_use(self, key_id: str, at: dt.datetime) -> None:
-        """Count the request on ``at``'s UTC day and stamp the key, inside the caller's transaction."""
+    def record_use(self, key_id: str, at: dt.datetime, count: int = 1) -> None:
+        """Count ``count`` requests on ``at``'s UTC day and stamp the key, inside the caller's transaction."""
         at = utc(at)
-        self._conn.execute(_COUNT_USE, (key_id, encode_date(at.date())))
+        self._conn.execute(_COUNT_USE, (key_id, encode_date(at.date()), count))
         self._conn.execute(_TOUCH, (encode_timestamp(at), key_id))
 
     def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
