@@ -105,21 +105,11 @@ def profile_under_load(db_path: Path, url: str, api_key: str, workdir: Path, *, 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_load")
-    parser.add_argument("--seconds", type=float, default=8.0)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--vendors", type=int, default=10_000)
-    parser.add_argument("--pages", type=int, default=1,
-                        help="cycle through this many different pages (see python -m bench --help)")
+    servers.add_load_options(parser, seconds=8.0)
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="cpu: each thread's CPU time (what the code costs); wall: elapsed time, "
                              "which adds lock waits, SQLite busy sleeps and waiting for the GIL")
     parser.add_argument("--save", help="also write the merged pstats here (for snakeviz, pstats)")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         _serve(args)

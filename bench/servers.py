@@ -3,6 +3,7 @@ takes its whole process group (the prefork parent and every worker) down, whatev
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import http.client
 import os
@@ -16,9 +17,27 @@ from pathlib import Path
 
 import attrs
 
+from compliance_http.server import DEFAULT_THREADS
+
 __all__ = ["Server", "free_port", "start", "fetch"]
 
 HOST = "127.0.0.1"
+
+
+def add_load_options(parser: argparse.ArgumentParser, seconds: float) -> None:
+    """The options shared by the diagnostics that put live workers under wrk, plus the hidden
+    ones a diagnostic uses to re-run itself as the server."""
+    parser.add_argument("--seconds", type=float, default=seconds)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="waitress threads per worker")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--vendors", type=int, default=10_000)
+    parser.add_argument("--pages", type=int, default=1,
+                        help="cycle through this many different pages (see python -m bench --help)")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
 
 
 def free_port() -> int:

@@ -96,17 +96,7 @@ def time_statements(url: str, api_key: str, workdir: Path, *, workers: int, thre
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.sql_timing")
-    parser.add_argument("--seconds", type=float, default=6.0)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--vendors", type=int, default=10_000)
-    parser.add_argument("--pages", type=int, default=1,
-                        help="cycle through this many different pages (see python -m bench --help)")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    servers.add_load_options(parser, seconds=6.0)
     args = parser.parse_args(argv)
     if args.serve:
         _serve(args)
