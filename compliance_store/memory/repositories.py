@@ -10,13 +10,11 @@ import attrs
 from compliance_core.api_keys import ApiKey, DailyUsage
 from compliance_core.errors import Conflict
 from compliance_core.events import OutboxMessage
-from compliance_core.findings import Finding, FindingFilter
 from compliance_core.idempotency import IdempotencyRecord
 from compliance_core.organizations import Organization
 from compliance_core.pagination import PageRequest
-from compliance_core.people import Person, PersonFilter
+from compliance_core.people import Person
 from compliance_core.ratelimit import Bucket
-from compliance_core.vendors import Vendor, VendorFilter
 
 if TYPE_CHECKING:
     from .store import Tables
@@ -34,22 +32,30 @@ class _Repo:
         self.t = tables
 
 
-class _OrgScoped(_Repo):
-    table = ""
+class MemoryRecords(_Repo):
+    """Records that belong to one organization (vendors, findings, people), in ``table``."""
+
+    def __init__(self, tables: "Tables", table: str) -> None:
+        super().__init__(tables)
+        self.table = table
 
     def get(self, organization_id: str, item_id: str) -> Any:
         return self.t.get(self.table, (organization_id, item_id))
 
-    def _put(self, item: Any) -> None:
+    def add(self, item: Any) -> None:
         self.t.set(self.table, (item.organization_id, item.id), item)
         key = (self.table, item.organization_id)
         self.t.set("revisions", key, (self.t.get("revisions", key) or 0) + 1)
 
+    def update(self, item: Any) -> None:
+        self.add(item)
+
     def revision(self, organization_id: str) -> int:
         return self.t.get("revisions", (self.table, organization_id)) or 0
 
-    def _of(self, organization_id: str) -> list[Any]:
-        return [i for i in self.t.values(self.table) if i.organization_id == organization_id]
+    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[Any], int]:
+        mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
+        return _page(mine, filters.matches, page)
 
 
 class MemoryOrganizations(_Repo):
@@ -98,26 +104,15 @@ class MemoryApiKeys(_Repo):
         return [DailyUsage(date=day, requests=n) for day, n in sorted(days)]
 
 
-class MemoryVendors(_OrgScoped):
-    table = "vendors"
-
-    def add(self, vendor: Vendor) -> None:
-        self._put(vendor)
-
-    update = add
-
-    def list(self, organization_id: str, filters: VendorFilter, page: PageRequest) -> tuple[list[Vendor], int]:
-        return _page(self._of(organization_id), filters.matches, page)
-
-
-class MemoryPeople(_OrgScoped):
-    table = "people"
+class MemoryPeople(MemoryRecords):
+    def __init__(self, tables: "Tables") -> None:
+        super().__init__(tables, "people")
 
     def add(self, person: Person) -> None:
         if self.t.get("emails", (person.organization_id, person.email)) is not None:
             raise Conflict("a person with this e-mail already exists in the organization",
                            {"field": "email", "value": person.email})
-        self._put(person)
+        super().add(person)
         self.t.set("emails", (person.organization_id, person.email), person.id)
 
     def update(self, person: Person) -> None:
@@ -128,25 +123,10 @@ class MemoryPeople(_OrgScoped):
                                {"field": "email", "value": person.email})
             self.t.delete("emails", (person.organization_id, old.email))
             self.t.set("emails", (person.organization_id, person.email), person.id)
-        self._put(person)
+        super().add(person)
 
     def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
         return {e for e in emails if self.t.get("emails", (organization_id, e)) is not None}
-
-    def list(self, organization_id: str, filters: PersonFilter, page: PageRequest) -> tuple[list[Person], int]:
-        return _page(self._of(organization_id), filters.matches, page)
-
-
-class MemoryFindings(_OrgScoped):
-    table = "findings"
-
-    def add(self, finding: Finding) -> None:
-        self._put(finding)
-
-    update = add
-
-    def list(self, organization_id: str, filters: FindingFilter, page: PageRequest) -> tuple[list[Finding], int]:
-        return _page(self._of(organization_id), filters.matches, page)
 
 
 class MemoryIdempotency(_Repo):

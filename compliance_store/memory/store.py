@@ -8,13 +8,12 @@ from typing import Any, Hashable, Iterator
 
 from .repositories import (
     MemoryApiKeys,
-    MemoryFindings,
     MemoryIdempotency,
     MemoryOrganizations,
     MemoryOutbox,
     MemoryPeople,
     MemoryRateLimits,
-    MemoryVendors,
+    MemoryRecords,
 )
 
 __all__ = ["Tables", "MemoryStore", "MemorySession", "open_store"]
@@ -64,9 +63,9 @@ class MemorySession:
     def __init__(self, tables: Tables) -> None:
         self.organizations = MemoryOrganizations(tables)
         self.api_keys = MemoryApiKeys(tables)
-        self.vendors = MemoryVendors(tables)
+        self.vendors = MemoryRecords(tables, "vendors")
         self.people = MemoryPeople(tables)
-        self.findings = MemoryFindings(tables)
+        self.findings = MemoryRecords(tables, "findings")
         self.idempotency = MemoryIdempotency(tables)
         self.rate_limits = MemoryRateLimits(tables)
         self.outbox = MemoryOutbox(tables)

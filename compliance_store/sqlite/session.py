@@ -20,14 +20,13 @@ from compliance_core.vendors import Vendor, VendorFilter
 
 from .api_keys import SqliteApiKeys
 from .codec import Mapper, make_converter
-from .findings import SqliteFindings
 from .idempotency import ResultCodec, SqliteIdempotency
 from .listing import PagedQuery
 from .organizations import SqliteOrganizations
 from .outbox import SqliteOutbox
 from .people import SqlitePeople
 from .rate_limits import SqliteRateLimits
-from .vendors import SqliteVendors
+from .records import SqliteRecords
 
 __all__ = ["Catalog", "SqliteSession"]
 
@@ -81,9 +80,9 @@ class SqliteSession:
     def __init__(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
         self.organizations = SqliteOrganizations(conn, catalog.organizations)
         self.api_keys = SqliteApiKeys(conn, catalog.api_keys, catalog.api_key_pages)
-        self.vendors = SqliteVendors(conn, catalog.vendors, catalog.vendor_pages)
+        self.vendors = SqliteRecords(conn, catalog.vendors, catalog.vendor_pages)
         self.people = SqlitePeople(conn, catalog.people, catalog.people_pages)
-        self.findings = SqliteFindings(conn, catalog.findings, catalog.finding_pages)
+        self.findings = SqliteRecords(conn, catalog.findings, catalog.finding_pages)
         self.idempotency = SqliteIdempotency(conn, catalog.results)
         self.rate_limits = SqliteRateLimits(conn)
         self.outbox = SqliteOutbox(conn, catalog.outbox)
