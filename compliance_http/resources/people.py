@@ -10,50 +10,32 @@ from compliance_core.people import NewPerson, PeopleService, PersonFilter, Perso
 from compliance_core.platform import Platform
 
 from ..wire import Wire
-from . import idempotency_key, json_body, send
+from . import Collection, Item, idempotency_key, json_body, send
 
 
-class _Resource:
+class PersonBulk:
+    """All-or-nothing creation of up to 1000 people; the wire merges its own findings about each
+    entry (unknown fields) into core's list of bad entries."""
+
     def __init__(self, people: PeopleService, wire: Wire) -> None:
         self._people = people
         self._wire = wire
 
-
-class PersonCollection(_Resource):
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        filters, page = self._wire.list_query(req.params, PersonFilter)
-        send(req, resp, self._wire.page(self._people.list(req.context.actor, filters, page), req.context.actor))
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        data = self._wire.command(json_body(req, self._wire), NewPerson)
-        person = self._people.create(req.context.actor, data, idempotency_key=idempotency_key(req))
-        send(req, resp, self._wire.dumps(person))
-
-
-class PersonBulk(_Resource):
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         members = self._wire.members(json_body(req, self._wire))
         people = self._people.bulk_create(req.context.actor, members, idempotency_key=idempotency_key(req))
         send(req, resp, self._wire.batch(people))
 
 
-class PersonItem(_Resource):
-    def on_get(self, req: falcon.Request, resp: falcon.Response, person_id: str) -> None:
-        send(req, resp, self._wire.dumps(self._people.get(req.context.actor, person_id)))
-
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, person_id: str) -> None:
-        patch = self._wire.command(json_body(req, self._wire), PersonPatch)
-        send(req, resp, self._wire.dumps(self._people.update(req.context.actor, person_id, patch)))
-
-
 def build(platform: Platform, wire: Wire) -> dict[str, Any]:
     """Operation -> the resource that serves it."""
-    collection = PersonCollection(platform.people, wire)
-    item = PersonItem(platform.people, wire)
+    people = platform.people
+    collection = Collection(people, wire, NewPerson, PersonFilter)
+    item = Item(people, wire, PersonPatch)
     return {
         "people.list": collection,
         "people.create": collection,
-        "people.bulk_create": PersonBulk(platform.people, wire),
+        "people.bulk_create": PersonBulk(people, wire),
         "people.get": item,
         "people.update": item,
     }
