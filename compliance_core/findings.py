@@ -15,7 +15,7 @@ from .idempotency import run_idempotent
 from .pagination import Page, PageCache, PageRequest
 from .permissions import Actor, authorize
 from .uow import Tx, UnitOfWork
-from .validation import UNSET, Unset, choice, optional_choice, optional_text, text
+from .validation import Patch, Unset, blank_text, choice, optional_choice, optional_text, patch_field, text
 
 __all__ = [
     "Severity",
@@ -93,31 +93,20 @@ class NewFinding:
     severity: Severity = attrs.field(converter=choice(Severity))
     type: FindingType = attrs.field(default=FindingType.SOC2, converter=choice(FindingType))
     source: FindingSource = attrs.field(default=FindingSource.AUDIT, converter=choice(FindingSource))
-    content: str = attrs.field(default="", converter=optional_text(5000))
+    content: str = attrs.field(default="", converter=blank_text(5000))
 
 
 _NEW = attrs.fields(NewFinding)
 
 
-def _patch(converter: Any) -> Any:
-    return attrs.field(default=UNSET, converter=converter)
-
-
 @attrs.frozen(kw_only=True)
-class FindingPatch:
-    title: str | Unset = _patch(_NEW.title.converter)
-    severity: Severity | Unset = _patch(_NEW.severity.converter)
-    type: FindingType | Unset = _patch(_NEW.type.converter)
-    status: FindingStatus | Unset = _patch(choice(FindingStatus))
-    content: str | None | Unset = _patch(_NEW.content.converter)
-    revision_note: str | None | Unset = _patch(optional_text(2000))
-
-    def changes(self) -> dict[str, Any]:
-        values = {f.name: getattr(self, f.name) for f in attrs.fields(FindingPatch)}
-        changed = {k: v for k, v in values.items() if v is not UNSET}
-        if "content" in changed and changed["content"] is None:
-            changed["content"] = ""
-        return changed
+class FindingPatch(Patch):
+    title: str | Unset = patch_field(_NEW.title.converter)
+    severity: Severity | Unset = patch_field(_NEW.severity.converter)
+    type: FindingType | Unset = patch_field(_NEW.type.converter)
+    status: FindingStatus | Unset = patch_field(choice(FindingStatus))
+    content: str | None | Unset = patch_field(_NEW.content.converter)
+    revision_note: str | None | Unset = patch_field(optional_text(2000))
 
 
 @attrs.frozen(kw_only=True)

@@ -14,7 +14,7 @@ from .idempotency import run_idempotent
 from .pagination import Page, PageCache, PageRequest
 from .permissions import Actor, Role, authorize, ensure_can_grant
 from .uow import UnitOfWork
-from .validation import UNSET, Unset, boolean, choice, email, optional_choice, optional_text, text, wire_name
+from .validation import Patch, Unset, boolean, choice, email, optional_choice, optional_text, patch_field, text, wire_name
 
 __all__ = [
     "Department",
@@ -69,21 +69,15 @@ class NewPerson:
 _NEW = attrs.fields(NewPerson)
 
 
-def _patch(field: Any) -> Any:
-    return attrs.field(default=UNSET, converter=field.converter)
-
-
 @attrs.frozen(kw_only=True)
-class PersonPatch:
-    name: str | Unset = _patch(_NEW.name)
-    email: str | Unset = _patch(_NEW.email)
-    role: Role | Unset = _patch(_NEW.role)
-    department: Department | Unset = _patch(_NEW.department)
-    job_title: str | None | Unset = _patch(_NEW.job_title)
-    is_active: bool | Unset = _patch(_NEW.is_active)
+class PersonPatch(Patch):
+    name: str | Unset = patch_field(_NEW.name.converter)
+    email: str | Unset = patch_field(_NEW.email.converter)
+    role: Role | Unset = patch_field(_NEW.role.converter)
+    department: Department | Unset = patch_field(_NEW.department.converter)
+    job_title: str | None | Unset = patch_field(_NEW.job_title.converter)
+    is_active: bool | Unset = patch_field(_NEW.is_active.converter)
 
-    def changes(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in attrs.fields(PersonPatch) if getattr(self, f.name) is not UNSET}
 
 
 @attrs.frozen(kw_only=True)

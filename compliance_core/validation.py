@@ -21,6 +21,9 @@ __all__ = [
     "wire_name",
     "text",
     "optional_text",
+    "blank_text",
+    "patch_field",
+    "Patch",
     "choice",
     "optional_choice",
     "boolean",
@@ -98,6 +101,12 @@ def text(max_length: int = 255, min_length: int = 1) -> attrs.Converter:
 
 def optional_text(max_length: int = 255) -> attrs.Converter:
     return _converter(_text(max_length, 0), optional=True)
+
+
+def blank_text(max_length: int) -> attrs.Converter:
+    """Text that is never null but may be cleared: ``None`` becomes ``""``."""
+    check = _text(max_length, 0)
+    return _converter(lambda value, field: "" if value is None else check(value, field))
 
 
 def _choice(enum_cls: type[E], fold_case: bool) -> Callable[[Any, attrs.Attribute], E]:
@@ -214,6 +223,20 @@ def _email(value: Any, field: attrs.Attribute) -> str:
 
 
 email = _converter(_email)
+
+def patch_field(converter: attrs.Converter) -> Any:
+    """A PATCH field: UNSET unless the caller sends it, then checked as on creation."""
+    return attrs.field(default=UNSET, converter=converter)
+
+
+@attrs.frozen(kw_only=True)
+class Patch:
+    """Base of partial updates: ``changes()`` holds only the fields the caller sent."""
+
+    def changes(self) -> dict[str, Any]:
+        values = ((f.name, getattr(self, f.name)) for f in attrs.fields(type(self)))
+        return {name: value for name, value in values if value is not UNSET}
+
 
 _ID = re.compile(r"^[a-z]+(_[a-z]+)?_[0-9a-zA-Z]+$")
 

@@ -18,7 +18,9 @@ from .uow import Session, UnitOfWork
 from .validation import (
     EEA_COUNTRIES,
     UNSET,
+    Patch,
     Unset,
+    blank_text,
     boolean,
     choice,
     country,
@@ -26,7 +28,7 @@ from .validation import (
     optional_choice,
     optional_country,
     optional_id,
-    optional_text,
+    patch_field,
     text,
     url,
     wire_name,
@@ -211,7 +213,7 @@ class Vendor:
 @attrs.frozen(kw_only=True)
 class NewVendor:
     name: str = attrs.field(converter=text(255))
-    description: str = attrs.field(default="", converter=optional_text(5000))
+    description: str = attrs.field(default="", converter=blank_text(5000))
     category: VendorCategory = attrs.field(default=VendorCategory.OTHER, converter=choice(VendorCategory))
     status: VendorStatus = attrs.field(default=VendorStatus.NOT_ASSESSED, converter=choice(VendorStatus))
     inherent_probability: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
@@ -235,52 +237,37 @@ class NewVendor:
         default=None, converter=optional_choice(TransferMechanism)
     )
 
-    def __attrs_post_init__(self) -> None:
-        if self.description is None:
-            object.__setattr__(self, "description", "")
-
-
-def _patch(field: Any) -> Any:
-    """The same field as on NewVendor, but absent (UNSET) unless the caller sends it."""
-    return attrs.field(default=UNSET, converter=field.converter)
-
 
 _NEW = attrs.fields(NewVendor)
 
 
 @attrs.frozen(kw_only=True)
-class VendorPatch:
+class VendorPatch(Patch):
     """A partial update: only fields that are not UNSET change; nullable ones accept None."""
 
-    name: str | Unset = _patch(_NEW.name)
-    description: str | None | Unset = _patch(_NEW.description)
-    category: VendorCategory | Unset = _patch(_NEW.category)
-    status: VendorStatus | Unset = _patch(_NEW.status)
-    inherent_probability: Likelihood | Unset = _patch(_NEW.inherent_probability)
-    inherent_impact: Impact | Unset = _patch(_NEW.inherent_impact)
-    residual_probability: Likelihood | Unset = _patch(_NEW.residual_probability)
-    residual_impact: Impact | Unset = _patch(_NEW.residual_impact)
-    website: str | None | Unset = _patch(_NEW.website)
-    assignee_id: str | None | Unset = _patch(_NEW.assignee_id)
-    country: str | None | Unset = _patch(_NEW.country)
-    criticality: Criticality | Unset = _patch(_NEW.criticality)
-    ict_service: bool | Unset = _patch(_NEW.ict_service)
-    processes_personal_data: bool | Unset = _patch(_NEW.processes_personal_data)
-    is_sub_processor: bool | Unset = _patch(_NEW.is_sub_processor)
-    dpa_status: DpaStatus | None | Unset = _patch(_NEW.dpa_status)
-    dpa_signed_at: dt.date | None | Unset = _patch(_NEW.dpa_signed_at)
-    dpa_url: str | None | Unset = _patch(_NEW.dpa_url)
-    last_reviewed_at: dt.date | None | Unset = _patch(_NEW.last_reviewed_at)
-    next_review_due: dt.date | None | Unset = _patch(_NEW.next_review_due)
-    sub_processors: tuple[SubProcessor, ...] | Unset = _patch(_NEW.sub_processors)
-    transfer_mechanism: TransferMechanism | None | Unset = _patch(_NEW.transfer_mechanism)
+    name: str | Unset = patch_field(_NEW.name.converter)
+    description: str | None | Unset = patch_field(_NEW.description.converter)
+    category: VendorCategory | Unset = patch_field(_NEW.category.converter)
+    status: VendorStatus | Unset = patch_field(_NEW.status.converter)
+    inherent_probability: Likelihood | Unset = patch_field(_NEW.inherent_probability.converter)
+    inherent_impact: Impact | Unset = patch_field(_NEW.inherent_impact.converter)
+    residual_probability: Likelihood | Unset = patch_field(_NEW.residual_probability.converter)
+    residual_impact: Impact | Unset = patch_field(_NEW.residual_impact.converter)
+    website: str | None | Unset = patch_field(_NEW.website.converter)
+    assignee_id: str | None | Unset = patch_field(_NEW.assignee_id.converter)
+    country: str | None | Unset = patch_field(_NEW.country.converter)
+    criticality: Criticality | Unset = patch_field(_NEW.criticality.converter)
+    ict_service: bool | Unset = patch_field(_NEW.ict_service.converter)
+    processes_personal_data: bool | Unset = patch_field(_NEW.processes_personal_data.converter)
+    is_sub_processor: bool | Unset = patch_field(_NEW.is_sub_processor.converter)
+    dpa_status: DpaStatus | None | Unset = patch_field(_NEW.dpa_status.converter)
+    dpa_signed_at: dt.date | None | Unset = patch_field(_NEW.dpa_signed_at.converter)
+    dpa_url: str | None | Unset = patch_field(_NEW.dpa_url.converter)
+    last_reviewed_at: dt.date | None | Unset = patch_field(_NEW.last_reviewed_at.converter)
+    next_review_due: dt.date | None | Unset = patch_field(_NEW.next_review_due.converter)
+    sub_processors: tuple[SubProcessor, ...] | Unset = patch_field(_NEW.sub_processors.converter)
+    transfer_mechanism: TransferMechanism | None | Unset = patch_field(_NEW.transfer_mechanism.converter)
 
-    def changes(self) -> dict[str, Any]:
-        values = {f.name: getattr(self, f.name) for f in attrs.fields(VendorPatch)}
-        changed = {name: value for name, value in values.items() if value is not UNSET}
-        if changed.get("description", "") is None:
-            changed["description"] = ""
-        return changed
 
 
 @attrs.frozen(kw_only=True)
