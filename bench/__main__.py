@@ -34,8 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--vendors", type=int, default=10_000, help="vendors seeded (default 10000)")
     parser.add_argument("--pages", type=int, default=1, metavar="N",
                         help="HTTP: cycle through N different list pages of ~50 vendors instead of asking "
-                             "for page 1 again and again (5000 defeats the page cache, which holds 256 pages "
-                             "per worker; default 1)")
+                             "for page 1 again and again (5000 defeats the page cache, which holds about 300 "
+                             "such pages in its 32 MiB per worker; default 1)")
     parser.add_argument("--repeats", type=int, default=30, help="in-process timing batches (default 30)")
     parser.add_argument("--skip-http", action="store_true", help="run only the in-process benchmark")
     parser.add_argument("--skip-inprocess", action="store_true", help="run only the HTTP benchmark")

@@ -38,9 +38,10 @@ def list_paths(pages: int) -> tuple[str, ...]:
     """``pages`` different list requests. One is LIST_PATH. More take perPage 25..75 in turn and
     move to the next page every 51 requests: every request asks for a different page of 50
     vendors on average, all in the first ~7,500 of the register (5,000 pages), so none pays for a
-    very long OFFSET. The server's page cache holds 256 pages per worker, and a keep-alive
-    connection stays on one worker: with 16 connections, 5,000 pages keep even a worker that got
-    a single connection from seeing a page again before 256 others have pushed it out."""
+    very long OFFSET. The server's page cache keeps 32 MiB of pages per worker, about 300 pages
+    of 50 seeded vendors, and a keep-alive connection stays on one worker: with 16 connections,
+    5,000 pages keep even a worker that got a single connection from seeing a page again before
+    some 300 others have pushed it out."""
     if pages < 1:
         raise ValueError("pages must be at least 1")
     if pages == 1:

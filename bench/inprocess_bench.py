@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from compliance_core.pagination import PageCache, PageRequest
+from compliance_core.kernel.pagination import PageCache, PageRequest
 from compliance_core.platform import Platform
 
 from .seed import Seeded
@@ -107,7 +107,7 @@ def run_inprocess_bench(db_path: Path, seeded: Seeded, *, repeats: int = 30, pag
 def _scenario(label: str, pages: tuple[int, ...], repeats: int, platform: Platform, actor: Any,
               connection: sqlite3.Connection, organization_id: str) -> Scenario:
     requests = [PageRequest(page=k, per_page=PER_PAGE) for k in pages]
-    uncached = attrs.evolve(platform.vendors, pages=PageCache(size=0))
+    uncached = attrs.evolve(platform.vendors, pages=PageCache(0))
 
     def platform_batch() -> None:
         for request in requests:

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import falcon.testing
 
-from compliance_core.pagination import PageCache, PageRequest
+from compliance_core.kernel.pagination import PageCache, PageRequest
 from compliance_core.platform import Platform
 
 from .bare import create_bare_app
@@ -144,7 +144,7 @@ def profile_list(seeded: Seeded, requests: int = 2000, *, page_cache: bool = Tru
     headers = {"X-API-Key": seeded.api_key}
     with Platform.open(seeded.url) as platform:
         if not page_cache:
-            platform.vendors.pages = PageCache(size=0)
+            platform.vendors.pages = PageCache(0)
         full = _wsgi_get(create_app(platform), headers)
         body = full()
         bare = _wsgi_get(create_bare_app(body, "application/json"), {})

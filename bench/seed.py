@@ -13,9 +13,9 @@ import random
 
 import attrs
 
-from compliance_core.people import NewPerson
+from compliance_core.areas.people import NewPerson
+from compliance_core.areas.vendors import VENDORS, NewVendor, SubProcessor, Vendor, check_vendor
 from compliance_core.platform import Platform
-from compliance_core.vendors import NewVendor, SubProcessor, Vendor, check_vendor
 
 __all__ = ["Seeded", "seed", "sqlite_url", "MAX_LIMIT"]
 
@@ -77,7 +77,7 @@ def seed(path: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded:
         ]
         with platform.uow.write() as tx:
             for record in records:
-                tx.vendors.add(record)
+                tx[VENDORS].add(record)
     return Seeded(url=url, organization_id=boot.organization.id, api_key=boot.owner_key.secret, vendors=vendors)
 
 

@@ -1,16 +1,18 @@
 """compliance_core: the compliance domain as a library.
 
     from compliance_core import Platform
+    from compliance_core.areas.vendors import NewVendor
     platform = Platform.open("sqlite:///compliance.db")   # or "memory://"
 
 Every service call takes an ``Actor`` first and checks its permission itself, so code embedding
-this package gets the same rules and errors as the HTTP API.
+this package gets the same rules and errors as the HTTP API. Area models are imported from their
+area module (``compliance_core.areas.vendors``); this package exports the few names every caller
+needs.
 """
 
-from .api_keys import ApiKey, IssuedKey, KeyUsage, NewApiKey
 from .client import Client, LocalTransport, Transport
-from .clock import Clock, FrozenClock, SystemClock
-from .errors import (
+from .kernel.clock import FrozenClock, SystemClock
+from .kernel.errors import (
     ComplianceError,
     Conflict,
     Forbidden,
@@ -20,37 +22,32 @@ from .errors import (
     Unauthorized,
     ValidationError,
 )
-from .findings import Finding, FindingFilter, FindingPatch, FindingSource, FindingStatus, FindingType, NewFinding, Severity
-from .ids import IdGenerator, RandomIds, SequentialIds
-from .organizations import Organization, Plan
-from .pagination import Page, PageRequest
-from .people import Department, NewPerson, Person, PersonFilter, PersonPatch
-from .permissions import Actor, Role
+from .kernel.ids import RandomIds, SequentialIds
+from .kernel.pagination import Page, PageRequest
+from .kernel.permissions import Actor, Role
+from .kernel.validation import UNSET
 from .platform import Platform
-from .validation import UNSET
-from .vendors import (
-    Criticality,
-    DpaStatus,
-    Impact,
-    Likelihood,
-    NewVendor,
-    PurposeCategory,
-    SubProcessor,
-    TransferMechanism,
-    Vendor,
-    VendorCategory,
-    VendorFilter,
-    VendorPatch,
-    VendorStatus,
-)
 
 __all__ = [
-    "Actor", "ApiKey", "Client", "Clock", "ComplianceError", "Conflict", "Criticality", "Department",
-    "DpaStatus", "Finding", "FindingFilter", "FindingPatch", "FindingSource", "FindingStatus",
-    "FindingType", "Forbidden", "FrozenClock", "IdGenerator", "Impact", "InternalError", "IssuedKey",
-    "KeyUsage", "Likelihood", "LocalTransport", "NewApiKey", "NewFinding", "NewPerson", "NewVendor",
-    "NotFound", "Organization", "Page", "PageRequest", "Person", "PersonFilter", "PersonPatch", "Plan",
-    "Platform", "PurposeCategory", "RandomIds", "RateLimited", "Role", "SequentialIds", "Severity",
-    "SubProcessor", "SystemClock", "TransferMechanism", "Transport", "UNSET", "Unauthorized",
-    "ValidationError", "Vendor", "VendorCategory", "VendorFilter", "VendorPatch", "VendorStatus",
+    "Actor",
+    "Client",
+    "ComplianceError",
+    "Conflict",
+    "Forbidden",
+    "FrozenClock",
+    "InternalError",
+    "LocalTransport",
+    "NotFound",
+    "Page",
+    "PageRequest",
+    "Platform",
+    "RandomIds",
+    "RateLimited",
+    "Role",
+    "SequentialIds",
+    "SystemClock",
+    "Transport",
+    "UNSET",
+    "Unauthorized",
+    "ValidationError",
 ]

@@ -19,11 +19,12 @@ import threading
 
 import attrs
 
-from .api_keys import ApiKey, hash_secret
-from .errors import Forbidden, RateLimited, Unauthorized
-from .permissions import Actor
-from .ratelimit import RateDecision, RateLimitPolicy, lease
-from .uow import Tx, UnitOfWork
+from .areas.api_keys import API_KEYS, ApiKey, hash_secret
+from .areas.organizations import ORGANIZATIONS
+from .kernel.errors import Forbidden, RateLimited, Unauthorized
+from .kernel.permissions import Actor
+from .kernel.ratelimit import RATE_LIMITS, RateDecision, RateLimitPolicy, lease
+from .kernel.uow import Tx, UnitOfWork
 
 __all__ = ["Admission", "AccessService", "LEASE_SECONDS"]
 
@@ -77,7 +78,7 @@ class AccessService:
             raise Unauthorized("an X-API-Key header is required")
         now = self.uow.clock.now()
         with self.uow.read() as session:
-            key = session.api_keys.find_by_hash(hash_secret(api_key))
+            key = session[API_KEYS].find_by_hash(hash_secret(api_key))
         if key is None:
             raise Unauthorized("the API key is not valid", {"reason": "unknown"})
         status = key.status(now)
@@ -102,17 +103,17 @@ class AccessService:
         fresh tokens for this request and the next second's worth."""
         returned = 0 if held is None else held.tokens
         with self.uow.write() as tx:
-            organization = tx.organizations.get(key.organization_id)
+            organization = tx[ORGANIZATIONS].get(key.organization_id)
             if organization is None:
                 raise Unauthorized("the API key's organization no longer exists", {"reason": "unknown"})
             policy = organization.rate_limit
             want = max(1, int(policy.per_second * self.lease_seconds))
-            bucket, decision, granted = lease(tx.rate_limits.get(key.id), policy, now, want=want, returned=returned)
-            tx.rate_limits.put(key.id, bucket)
+            bucket, decision, granted = lease(tx[RATE_LIMITS].get(key.id), policy, now, want=want, returned=returned)
+            tx[RATE_LIMITS].put(key.id, bucket)
             if held is not None:
                 self._record(tx, key.id, held)
             if granted:
-                tx.api_keys.record_use(key.id, now)
+                tx[API_KEYS].record_use(key.id, now)
         if not granted:
             raise RateLimited(
                 "rate limit exceeded for this API key",
@@ -135,7 +136,7 @@ class AccessService:
         for day, count in sorted(held.unrecorded.items()):
             last = held.last_used_at
             at = last if last is not None and last.date() == day else _end_of(day)
-            tx.api_keys.record_use(key_id, at, count)
+            tx[API_KEYS].record_use(key_id, at, count)
 
     def flush(self) -> None:
         """End every lease: unspent tokens go back to their buckets and admitted requests are
@@ -148,9 +149,9 @@ class AccessService:
         with self.uow.write() as tx:
             for key_id, item in held.items():
                 if item.tokens:
-                    bucket, _, _ = lease(tx.rate_limits.get(key_id), item.policy, now, want=0,
+                    bucket, _, _ = lease(tx[RATE_LIMITS].get(key_id), item.policy, now, want=0,
                                          returned=item.tokens)
-                    tx.rate_limits.put(key_id, bucket)
+                    tx[RATE_LIMITS].put(key_id, bucket)
                 self._record(tx, key_id, item)
 
 

@@ -1,6 +1,7 @@
 """One client, interchangeable transports.
 
-``Client`` has a method per operation and does nothing else; a transport carries the call.
+``Client`` has a method per declared operation (``client.vendors.create(data)``), derived from
+the areas' ``Operation`` declarations, and does nothing else; a transport carries the call.
 ``LocalTransport`` calls the services directly; ``compliance_http.client.HTTPTransport`` calls a
 server (or a WSGI app without a socket). Both return the same models and raise the same errors,
 so one scenario can run over either.
@@ -8,141 +9,70 @@ so one scenario can run over either.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .api_keys import ApiKey, IssuedKey, KeyUsage, NewApiKey
-from .findings import Finding, FindingFilter, FindingPatch, NewFinding
-from .organizations import Organization
-from .pagination import Page, PageRequest
-from .people import NewPerson, Person, PersonFilter, PersonPatch
-from .permissions import Actor
-from .vendors import NewVendor, Vendor, VendorFilter, VendorPatch
+from .areas import AREAS
+from .kernel.permissions import Actor
+from .kernel.registry import Area, Operation
 
 if TYPE_CHECKING:
     from .platform import Platform
 
-__all__ = ["Transport", "LocalTransport", "Client", "OPERATIONS"]
+__all__ = ["Transport", "LocalTransport", "Client", "HEALTH"]
 
-OPERATIONS = (
-    "health",
-    "organizations.get",
-    "vendors.list", "vendors.get", "vendors.create", "vendors.update", "vendors.archive", "vendors.restore",
-    "people.list", "people.get", "people.create", "people.bulk_create", "people.update",
-    "findings.list", "findings.get", "findings.create", "findings.update", "findings.close",
-    "api_keys.list", "api_keys.get", "api_keys.create", "api_keys.revoke", "api_keys.usage",
-)
+HEALTH = Operation(name="health", action=None, result=dict)
+"""The platform's public health report (not an area's)."""
 
 
 class Transport(Protocol):
-    def call(self, operation: str, arguments: dict[str, Any]) -> Any: ...
+    def call(self, operation: Operation, arguments: dict[str, Any]) -> Any: ...
 
 
 class LocalTransport:
     """Calls the platform's services in this process, as ``actor``."""
 
-    def __init__(self, platform: "Platform", actor: Actor) -> None:
+    def __init__(self, platform: Platform, actor: Actor) -> None:
         self.platform = platform
         self.actor = actor
 
-    def call(self, operation: str, arguments: dict[str, Any]) -> Any:
-        if operation not in OPERATIONS:
-            raise KeyError(operation)
-        if operation == "health":
+    def call(self, operation: Operation, arguments: dict[str, Any]) -> Any:
+        if operation is HEALTH:
             return self.platform.health()
-        area, method = operation.split(".")
-        return getattr(getattr(self.platform, area), method)(self.actor, **arguments)
+        method = getattr(self.platform.services[operation.area], operation.method)
+        return method(self.actor, **arguments)
 
 
-class _Area:
-    def __init__(self, transport: Transport, area: str) -> None:
+class AreaClient:
+    """The operations of one area as methods: ``call(*args, **kwargs)`` binds the arguments the
+    way the service does (ids first, then filters and page, or the body; ``idempotency_key``
+    by keyword) and hands them to the transport."""
+
+    def __init__(self, transport: Transport, area: Area[Any]) -> None:
         self._transport = transport
-        self._area = area
+        self._operations = {op.method: op for op in area.operations}
+        self.name = area.name
 
-    def _call(self, method: str, **arguments: Any) -> Any:
-        return self._transport.call(f"{self._area}.{method}", arguments)
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        operation = self.__dict__["_operations"].get(method)
+        if operation is None:
+            raise AttributeError(f"{self.name} has no operation {method!r}")
+        transport = self._transport
 
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return transport.call(operation, operation.bind(args, kwargs))
 
-class Vendors(_Area):
-    def list(self, filters: VendorFilter | None = None, page: PageRequest | None = None) -> Page[Vendor]:
-        return self._call("list", filters=filters, page=page)
+        call.__name__ = method
+        return call
 
-    def get(self, vendor_id: str) -> Vendor:
-        return self._call("get", vendor_id=vendor_id)
-
-    def create(self, data: NewVendor, *, idempotency_key: str | None = None) -> Vendor:
-        return self._call("create", data=data, idempotency_key=idempotency_key)
-
-    def update(self, vendor_id: str, patch: VendorPatch) -> Vendor:
-        return self._call("update", vendor_id=vendor_id, patch=patch)
-
-    def archive(self, vendor_id: str) -> Vendor:
-        return self._call("archive", vendor_id=vendor_id)
-
-    def restore(self, vendor_id: str) -> Vendor:
-        return self._call("restore", vendor_id=vendor_id)
-
-
-class People(_Area):
-    def list(self, filters: PersonFilter | None = None, page: PageRequest | None = None) -> Page[Person]:
-        return self._call("list", filters=filters, page=page)
-
-    def get(self, person_id: str) -> Person:
-        return self._call("get", person_id=person_id)
-
-    def create(self, data: NewPerson, *, idempotency_key: str | None = None) -> Person:
-        return self._call("create", data=data, idempotency_key=idempotency_key)
-
-    def bulk_create(self, members: Sequence[NewPerson | Mapping[str, Any]], *,
-                    idempotency_key: str | None = None) -> tuple[Person, ...]:
-        return self._call("bulk_create", members=members, idempotency_key=idempotency_key)
-
-    def update(self, person_id: str, patch: PersonPatch) -> Person:
-        return self._call("update", person_id=person_id, patch=patch)
-
-
-class Findings(_Area):
-    def list(self, filters: FindingFilter | None = None, page: PageRequest | None = None) -> Page[Finding]:
-        return self._call("list", filters=filters, page=page)
-
-    def get(self, finding_id: str) -> Finding:
-        return self._call("get", finding_id=finding_id)
-
-    def create(self, data: NewFinding, *, idempotency_key: str | None = None) -> Finding:
-        return self._call("create", data=data, idempotency_key=idempotency_key)
-
-    def update(self, finding_id: str, patch: FindingPatch) -> Finding:
-        return self._call("update", finding_id=finding_id, patch=patch)
-
-    def close(self, finding_id: str) -> Finding:
-        return self._call("close", finding_id=finding_id)
-
-
-class ApiKeys(_Area):
-    def list(self, page: PageRequest | None = None) -> Page[ApiKey]:
-        return self._call("list", page=page)
-
-    def get(self, key_id: str) -> ApiKey:
-        return self._call("get", key_id=key_id)
-
-    def create(self, data: NewApiKey, *, idempotency_key: str | None = None) -> IssuedKey:
-        return self._call("create", data=data, idempotency_key=idempotency_key)
-
-    def revoke(self, key_id: str) -> ApiKey:
-        return self._call("revoke", key_id=key_id)
-
-    def usage(self, key_id: str) -> KeyUsage:
-        return self._call("usage", key_id=key_id)
-
-
-class Organizations(_Area):
-    def get(self) -> Organization:
-        return self._call("get")
+    def __dir__(self) -> list[str]:
+        return sorted(self._operations)
 
 
 class Client:
     """
-    >>> from compliance_core import Platform, Client, LocalTransport, NewVendor
+    >>> from compliance_core import Platform, Client, LocalTransport
+    >>> from compliance_core.areas.vendors import NewVendor
     >>> platform = Platform.open("memory://")
     >>> boot = platform.bootstrap("Acme")
     >>> client = Client(LocalTransport(platform, platform.actor(boot.organization.id)))
@@ -150,13 +80,15 @@ class Client:
     'Hosting Co'
     """
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, areas: Sequence[Area[Any]] = AREAS) -> None:
         self.transport = transport
-        self.vendors = Vendors(transport, "vendors")
-        self.people = People(transport, "people")
-        self.findings = Findings(transport, "findings")
-        self.api_keys = ApiKeys(transport, "api_keys")
-        self.organizations = Organizations(transport, "organizations")
+        self.areas: Mapping[str, AreaClient] = {area.name: AreaClient(transport, area) for area in areas}
+
+    def __getattr__(self, name: str) -> AreaClient:
+        areas = self.__dict__.get("areas", {})
+        if name in areas:
+            return areas[name]  # type: ignore[no-any-return]
+        raise AttributeError(name)
 
     def health(self) -> dict[str, Any]:
-        return self.transport.call("health", {})  # type: ignore[no-any-return]
+        return self.transport.call(HEALTH, {})  # type: ignore[no-any-return]

@@ -4,22 +4,24 @@ service. Nothing else in core constructs adapters, and nothing happens at import
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from .access import AccessService
-from .api_keys import ApiKeyService, IssuedKey, NewApiKey
-from .clock import Clock, SystemClock
-from .errors import ValidationError, require
-from .events import Signals
-from .findings import FindingService
-from .ids import IdGenerator, RandomIds
-from .organizations import Organization, OrganizationService, Plan
-from .people import PeopleService
-from .permissions import Actor, Role
-from .uow import Store, UnitOfWork
-from .vendors import VendorService
+from .areas import AREAS
+from .areas.api_keys import API_KEYS, IssuedKey, NewApiKey
+from .areas.organizations import ORGANIZATIONS, Organization, Plan
+from .kernel.clock import Clock, SystemClock
+from .kernel.errors import ValidationError, require
+from .kernel.events import Signals
+from .kernel.ids import IdGenerator, RandomIds
+from .kernel.pagination import DEFAULT_BUDGET, PageCache
+from .kernel.permissions import Actor, Role
+from .kernel.registry import Area, Operation
+from .kernel.rendering import Renderer
+from .kernel.uow import Context, Store, UnitOfWork
 
 __all__ = ["Platform", "Bootstrap", "STORE_ENTRY_POINTS", "open_store", "version"]
 
@@ -65,23 +67,34 @@ class Platform:
     0
     """
 
-    def __init__(self, store: Store, *, clock: Clock | None = None, ids: IdGenerator | None = None) -> None:
+    def __init__(self, store: Store, *, clock: Clock | None = None, ids: IdGenerator | None = None,
+                 areas: Sequence[Area[Any]] = AREAS, page_cache_bytes: int = DEFAULT_BUDGET) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.ids: IdGenerator = ids or RandomIds()
         self.signals = Signals()
-        self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids)
+        self.renderer = Renderer(self.clock)
+        self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids,
+                              renderer=self.renderer)
         self.access = AccessService(self.uow)
-        self.organizations = OrganizationService(self.uow, plan_changed=self.access.flush)
-        self.api_keys = ApiKeyService(self.uow, flush_usage=self.access.flush)
-        self.vendors = VendorService(self.uow)
-        self.people = PeopleService(self.uow)
-        self.findings = FindingService(self.uow)
+        self.areas: tuple[Area[Any], ...] = tuple(areas)
+        context = Context(uow=self.uow, pages=PageCache(page_cache_bytes), flush_admission=self.access.flush)
+        self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
+        self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}
         self.started_at = self.clock.now()
 
+    def __getattr__(self, name: str) -> Any:
+        """Each area's service by the area's name: ``platform.vendors``."""
+        services = self.__dict__.get("services", {})
+        if name in services:
+            return services[name]
+        raise AttributeError(name)
+
     @classmethod
-    def open(cls, url: str, *, clock: Clock | None = None, ids: IdGenerator | None = None, **options: Any) -> "Platform":
-        return cls(open_store(url, **options), clock=clock, ids=ids)
+    def open(cls, url: str, *, clock: Clock | None = None, ids: IdGenerator | None = None,
+             page_cache_bytes: int = DEFAULT_BUDGET, **options: Any) -> Platform:
+        """The platform over the store at ``url``; ``options`` go to the store adapter."""
+        return cls(open_store(url, **options), clock=clock, ids=ids, page_cache_bytes=page_cache_bytes)
 
     def bootstrap(self, organization_name: str, plan: Plan | str = Plan.PROFESSIONAL, *,
                   rpm: int | None = None, burst: int | None = None, key_name: str = "Owner key") -> Bootstrap:
@@ -89,14 +102,14 @@ class Platform:
         organization = self.organizations.new(organization_name, plan, rpm=rpm, burst=burst)
         issued = self.api_keys.issue(organization.id, NewApiKey(name=key_name, role=Role.OWNER), created_by=None)
         with self.uow.write() as tx:
-            tx.organizations.add(organization)
-            tx.api_keys.add(issued.key)
+            tx[ORGANIZATIONS].add(organization)
+            tx[API_KEYS].add(issued.key)
         return Bootstrap(organization=organization, owner_key=issued)
 
     def actor(self, organization_id: str, role: Role | str = Role.OWNER) -> Actor:
         """An in-process caller acting inside ``organization_id`` (operators, embedding apps)."""
         with self.uow.read() as session:
-            require(session.organizations.get(organization_id), "organization", organization_id)
+            require(session[ORGANIZATIONS].get(organization_id), "organization", organization_id)
         return Actor(organization_id=organization_id, role=Role.parse(role), auth_type="local")
 
     def health(self) -> dict[str, Any]:

@@ -19,18 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from compliance_core import (
-    ApiKey,
-    ComplianceError,
-    NewApiKey,
-    PageRequest,
-    Plan,
-    Platform,
-    Role,
-    ValidationError,
-)
-from compliance_core.events import jsonable
-from compliance_core.pagination import MAX_PER_PAGE
+from compliance_core import ComplianceError, PageRequest, Platform, Role, ValidationError
+from compliance_core.areas.api_keys import ApiKey, NewApiKey
+from compliance_core.areas.organizations import ORGANIZATIONS, Plan
+from compliance_core.kernel.pagination import MAX_PER_PAGE
+from compliance_core.kernel.rendering import json_value
 from compliance_core.platform import version
 
 from .openapi import openapi_document
@@ -87,7 +80,7 @@ def _emit(value: Any) -> None:
 
 
 def _error(code: str, message: str, details: Mapping[str, Any]) -> None:
-    body = {"error": {"code": code, "message": message, "details": jsonable(dict(details))}}
+    body = {"error": {"code": code, "message": message, "details": json_value(dict(details))}}
     print(json.dumps(body, default=str), file=sys.stderr, flush=True)
 
 
@@ -106,7 +99,7 @@ def _set_plan(args: argparse.Namespace) -> int:
         organization = platform.organizations.set_plan(
             platform.actor(args.org), args.plan, rpm=args.rpm, burst=args.burst
         )
-        _emit(Wire(platform.clock).unstructure(organization))
+        _emit(Wire(platform.renderer).unstructure(organization))
     return 0
 
 
@@ -129,14 +122,14 @@ def _keys_list(args: argparse.Namespace) -> int:
             if page.page >= page.total_pages:
                 break
             number += 1
-        _emit(Wire(platform.clock).unstructure(keys))  # as GET /v1/api-keys shows them: no secret, no hash
+        _emit(Wire(platform.renderer).unstructure(keys))  # as GET /v1/api-keys shows them: no secret, no hash
     return 0
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         key = platform.api_keys.revoke(platform.actor(args.org), args.key)
-        _emit(Wire(platform.clock).unstructure(key))
+        _emit(Wire(platform.renderer).unstructure(key))
     return 0
 
 
@@ -144,7 +137,7 @@ def first_run_banner(platform: Platform, server_url: str) -> str | None:
     """Bootstrap an empty database and return the banner showing its Owner key (the only time
     the key is ever shown); None when the database already has an organization."""
     with platform.uow.read() as session:
-        if session.organizations.count() > 0:
+        if session[ORGANIZATIONS].count() > 0:
             return None
     boot = platform.bootstrap(DEFAULT_ORGANIZATION)
     rule = "=" * 78

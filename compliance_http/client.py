@@ -12,16 +12,23 @@ It returns the same models and raises the same error classes (same message, same
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 import orjson
 
-from compliance_core.client import OPERATIONS
-from compliance_core.errors import ERROR_CLASSES, ComplianceError, InternalError, RateLimited, ValidationError
+from compliance_core.client import HEALTH
+from compliance_core.kernel.errors import (
+    ERROR_CLASSES,
+    ComplianceError,
+    InternalError,
+    RateLimited,
+    ValidationError,
+)
+from compliance_core.kernel.registry import Accepted, Download, Operation
 from compliance_core.platform import version
 
-from .routes import ROUTES, Route
+from .routes import OPENAPI, Endpoint, default_endpoints
 from .wire import JSON, Wire
 
 __all__ = ["HTTPTransport"]
@@ -43,25 +50,35 @@ class HTTPTransport:
             headers["X-Organization-Id"] = organization_id
         self._http = httpx.Client(base_url=base_url, headers=headers, transport=transport, timeout=timeout)
         self._wire = Wire()
-        self._routes = {route.operation: route for route in ROUTES if route.operation in OPERATIONS}
+        self._endpoints = {e.operation.name: e for e in default_endpoints() if e.operation is not OPENAPI}
 
-    def call(self, operation: str, arguments: dict[str, Any]) -> Any:
-        route = self._routes[operation]
+    def call(self, operation: Operation, arguments: dict[str, Any]) -> Any:
+        route = self._endpoints[operation.name]
         path = route.path.format(**{name: quote(str(arguments[name]), safe="") for name in route.path_params})
         headers: dict[str, str] = {}
         content = None
-        if route.idempotent and arguments.get("idempotency_key") is not None:
+        if operation.idempotent and arguments.get("idempotency_key") is not None:
             headers["Idempotency-Key"] = arguments["idempotency_key"]
-        if route.body_argument is not None:
-            value = arguments[route.body_argument]
-            body = {"members": [self._wire.command_json(m) for m in value]} if route.batch else self._wire.command_json(value)
+        if operation.body_argument is not None:
+            value = arguments[operation.body_argument]
+            if operation.batch is not None:
+                body: Any = {"members": [self._wire.command_json(m) for m in value]}
+            else:
+                body = self._wire.command_json(value)
             content = self._wire.dumps(body)
             headers["Content-Type"] = JSON
-        params = self._wire.query(arguments.get("filters"), arguments.get("page")) if route.paged else None
+        params = self._wire.query(arguments.get("filters"), arguments.get("page")) if operation.paged else None
         response = self._http.request(route.method, path, params=params, content=content, headers=headers)
         return self._result(route, response)
 
-    def _result(self, route: Route, response: httpx.Response) -> Any:
+    def _result(self, route: Endpoint, response: httpx.Response) -> Any:
+        operation = route.operation
+        if not response.is_error:
+            if operation.result is None:
+                return None
+            if route.download:
+                return Download(filename=_filename(response), media_type=response.headers.get("content-type", ""),
+                                chunks=[response.content])
         try:
             data = orjson.loads(response.content)
         except orjson.JSONDecodeError:
@@ -69,15 +86,26 @@ class HTTPTransport:
                                 {"status": response.status_code}) from None
         if response.is_error and isinstance(data, dict) and "error" in data:
             raise _error(response.status_code, data["error"])
-        if response.is_error and route.operation != "health":  # health answers 503 with its report
+        if response.is_error and operation is not HEALTH:  # health answers 503 with its report
             raise InternalError(f"HTTP {response.status_code}", {"status": response.status_code})
-        if route.operation == "health":
+        if operation is HEALTH:
             return self._wire.structure_health(data)
-        if route.paged:
-            return self._wire.structure_page(data, route.response)
-        if route.batch:
-            return tuple(self._wire.structure(item, route.response) for item in data["data"])
-        return self._wire.structure(data, route.response)
+        if operation.paged:
+            return self._wire.structure_page(data, operation.result)
+        if operation.batch is not None:
+            return tuple(self._wire.structure(item, operation.result) for item in data["data"])
+        if route.accepted is not None:
+            return Accepted(job=self._wire.structure(data, route.accepted), status=self._status_of(response))
+        return self._wire.structure(data, operation.result)
+
+    def _status_of(self, response: httpx.Response) -> str:
+        """The operation whose endpoint the Location of a 202 names."""
+        location = response.headers.get("location", "")
+        path = httpx.URL(location).path
+        for endpoint in self._endpoints.values():
+            if endpoint.method == "GET" and endpoint.pattern.match(path):
+                return endpoint.operation.name
+        raise InternalError("HTTP 202 without a known Location", {"location": location})
 
     def close(self) -> None:
         self._http.close()
@@ -99,3 +127,15 @@ def _error(status: int, error: dict[str, Any]) -> ComplianceError:
     if cls is None:
         cls = ValidationError if status < 500 else InternalError
     return cls(message, details)
+
+
+def _filename(response: httpx.Response) -> str:
+    """The file name of a Content-Disposition (RFC 6266: ``filename*`` when Falcon encoded it)."""
+    disposition = response.headers.get("content-disposition", "")
+    for part in disposition.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == "filename*" and "''" in value:
+            return unquote(value.split("''", 1)[1])
+        if name == "filename":
+            return value.strip('"')
+    return ""

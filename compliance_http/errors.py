@@ -13,7 +13,7 @@ from typing import Any
 
 import falcon
 
-from compliance_core.errors import ComplianceError, RateLimited
+from compliance_core.kernel.errors import ComplianceError, RateLimited
 
 from .wire import JSON, Wire
 

@@ -16,9 +16,9 @@ from typing import Any
 import falcon
 
 from compliance_core.access import AccessService
-from compliance_core.errors import RateLimited
+from compliance_core.kernel.errors import RateLimited
 
-from .routes import Route
+from .routes import Endpoint
 from .wire import Wire
 
 __all__ = ["RequestContext", "Authenticate"]
@@ -56,18 +56,18 @@ class Authenticate:
     """Admits the request (key, organization, rate limit, usage: one store transaction), then
     rejects query parameters the route does not take."""
 
-    def __init__(self, access: AccessService, routes: Mapping[tuple[str, str], Route], wire: Wire) -> None:
+    def __init__(self, access: AccessService, routes: Mapping[tuple[str, str], Endpoint], wire: Wire) -> None:
         self._access = access
         self._routes = routes
         self._wire = wire
 
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          params: dict[str, Any]) -> None:
-        route = self._routes.get((req.method, req.uri_template))
-        if route is None:
+        endpoint = self._routes.get((req.method, req.uri_template))
+        if endpoint is None:
             return
-        req.context.route = route
-        if not route.public:
+        req.context.endpoint = endpoint
+        if not endpoint.public:
             try:
                 admission = self._access.admit(
                     req.get_header("X-API-Key"), req.get_header("X-Organization-Id") or None
@@ -79,7 +79,7 @@ class Authenticate:
             rate = admission.rate
             req.context.rate_headers = _rate_headers(rate.limit, rate.remaining, rate.reset_at)
             req.context.actor = admission.actor
-        self._wire.check_query(req.params, route.query_parameters)
+        self._wire.check_query(req.params, endpoint.query_parameters)
 
 
 def _rate_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:

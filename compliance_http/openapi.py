@@ -20,15 +20,16 @@ from typing import Any
 
 import attrs
 
-from compliance_core.api_keys import ApiKey, IssuedKey
-from compliance_core.organizations import Plan
-from compliance_core.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
-from compliance_core.people import MAX_BULK
-from compliance_core.permissions import PERMISSIONS
-from compliance_core.validation import Unset, wire_name
+from compliance_core.areas.api_keys import ApiKey, IssuedKey
+from compliance_core.areas.organizations import Organization, Plan
+from compliance_core.areas.people import MAX_BULK
+from compliance_core.kernel.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
+from compliance_core.kernel.registry import Download
+from compliance_core.kernel.rendering import WireView
+from compliance_core.kernel.validation import Unset, wire_name
 
 from .errors import STATUS_BY_CODE
-from .routes import ROUTES, Route
+from .routes import Endpoint, default_endpoints
 
 __all__ = ["openapi_document", "SERVER_URL", "API_VERSION"]
 
@@ -46,13 +47,22 @@ _ERRORS = {
 }
 
 
-def openapi_document() -> dict[str, Any]:
+def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str, Any]:
+    """The document of ``endpoints`` (default: every registered area's)."""
+    endpoints = default_endpoints() if endpoints is None else endpoints
     schemas = _Schemas()
     paths: dict[str, dict[str, Any]] = {}
-    for route in ROUTES:
+    for route in endpoints:
         path = re.sub(r"{(\w+)}", lambda m: "{" + wire_name(m[1]) + "}", route.path)
         paths.setdefault(path, {})[route.method.lower()] = _operation(route, schemas)
-    tags = list(dict.fromkeys(route.tag for route in ROUTES))
+        if route.method == "GET":
+            head = _operation(route, schemas)
+            head["operationId"] += "Head"
+            head["summary"] = f"Headers only: {route.summary[0].lower()}{route.summary[1:]}"
+            for response in head["responses"].values():
+                response.pop("content", None)
+            paths[path]["head"] = head
+    tags = list(dict.fromkeys(route.tag for route in endpoints))
     return {
         "openapi": "3.0.3",
         "info": {
@@ -84,9 +94,10 @@ def openapi_document() -> dict[str, Any]:
     }
 
 
-def _operation(route: Route, schemas: "_Schemas") -> dict[str, Any]:
+def _operation(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
+    core = route.operation
     operation: dict[str, Any] = {
-        "operationId": wire_name(route.operation.replace(".", "_")),
+        "operationId": wire_name(core.name.replace(".", "_")),
         "tags": [route.tag],
         "summary": route.summary,
     }
@@ -94,56 +105,70 @@ def _operation(route: Route, schemas: "_Schemas") -> dict[str, Any]:
         {"name": wire_name(name), "in": "path", "required": True, "schema": {"type": "string"}}
         for name in route.path_params
     ]
-    if route.filters is not None:
-        hints = typing.get_type_hints(route.filters)
-        for field in attrs.fields(route.filters):
+    if core.filters is not None:
+        hints = typing.get_type_hints(core.filters)
+        for field in attrs.fields(core.filters):
             schema = schemas.of(_without_none(hints[field.name]))
             if field.default not in (None, attrs.NOTHING):
                 schema["default"] = field.default
             parameters.append({"name": wire_name(field.name), "in": "query", "required": False, "schema": schema})
-    if route.paged:
+    if core.paged:
         parameters += [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/perPage"}]
     if route.public:
         operation["security"] = []
         operation["description"] = "Public: no API key needed."
     else:
-        roles = [role.value for role, actions in PERMISSIONS.items() if route.action in actions]
-        operation["description"] = f"Requires the `{route.action}` permission (roles: {', '.join(roles)})."
+        assert core.action is not None
+        roles = [role.value for role in sorted(core.action.roles, key=lambda r: -r.rank)]
+        operation["description"] = f"Requires the `{core.action.name}` permission (roles: {', '.join(roles)})."
         parameters.append({"$ref": "#/components/parameters/XOrganizationId"})
-    if route.idempotent:
+    if core.idempotent:
         parameters.append({"$ref": "#/components/parameters/IdempotencyKey"})
     if parameters:
         operation["parameters"] = parameters
-    if route.body is not None:
-        body = schemas.bulk(route.body) if route.batch else schemas.ref(route.body, output=False)
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    if core.body is not None:
+        body = schemas.bulk(core.body) if core.batch is not None else schemas.ref(core.body, output=False)
+        content: dict[str, Any] = {"schema": body}
+        if core.example is not None:
+            content["example"] = dict(core.example)
+        operation["requestBody"] = {"required": True, "content": {"application/json": content}}
     operation["responses"] = _responses(route, schemas)
     return operation
 
 
-def _responses(route: Route, schemas: "_Schemas") -> dict[str, Any]:
+def _responses(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
+    core = route.operation
     headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
     if not route.public:
         for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             headers[name] = {"$ref": f"#/components/headers/{name}"}
-    if route.response is None:
-        body: dict[str, Any] = {"type": "object", "description": "An OpenAPI 3.0.3 document."}
-    elif route.paged:
-        body = schemas.page(route.response)
-    elif route.batch:
-        body = schemas.batch(route.response)
+    content: dict[str, Any] | None
+    if core.name == "openapi":
+        content = {"application/json": {"schema": {"type": "object", "description": "An OpenAPI 3.0.3 document."}}}
+    elif core.paged:
+        content = {"application/json": {"schema": schemas.page(core.result)}}
+    elif core.batch is not None:
+        content = {"application/json": {"schema": schemas.batch(core.result)}}
+    elif core.result is None:
+        content = None
+    elif core.result is Download:
+        content = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+        headers["Content-Disposition"] = {"schema": {"type": "string"}, "description": "attachment; filename=..."}
+    elif route.accepted is not None:
+        content = {"application/json": {"schema": schemas.ref(route.accepted, output=True)}}
+        headers["Location"] = {"schema": {"type": "string"}, "description": "Where the work's status is read"}
     else:
-        body = schemas.ref(route.response, output=True)
-    content = {"application/json": {"schema": body}}
-    responses: dict[str, Any] = {
-        str(route.status): {"description": route.summary, "headers": headers, "content": content}
-    }
-    if route.operation == "health":
+        content = {"application/json": {"schema": schemas.ref(core.result, output=True)}}
+    success: dict[str, Any] = {"description": route.summary, "headers": headers}
+    if content is not None:
+        success["content"] = content
+    responses: dict[str, Any] = {str(route.status): success}
+    if core.name == "health":
         responses["503"] = {"description": "The store is not healthy", "headers": headers, "content": content}
     statuses = [400, 500] if route.public else [400, 401, 403, 429, 500]
     if route.path_params:
         statuses.append(404)
-    if route.idempotent or route.body is not None:
+    if core.idempotent or core.body is not None:
         statuses.append(409)
     for status in sorted(statuses):
         responses[str(status)] = {"$ref": f"#/components/responses/{_ERRORS[status]}"}
@@ -171,6 +196,8 @@ class _Schemas:
     def ref(self, model: type, *, output: bool) -> dict[str, Any]:
         if model is dict:
             return {"$ref": _SCHEMAS + "Health"}
+        if model is Organization:
+            return {"$ref": _SCHEMAS + "Organization"}
         name = model.__name__
         if name not in self.components:
             self.components[name] = {}  # reserves the name while nested models are walked
@@ -259,7 +286,8 @@ class _Schemas:
 
     def _model(self, model: type, output: bool) -> dict[str, Any]:
         hints = typing.get_type_hints(model)
-        fields = [f for f in attrs.fields(model) if not (model is ApiKey and f.name == "secret_hash")]
+        view: WireView = getattr(model, "WIRE_VIEW", WireView())
+        fields = [f for f in attrs.fields(model) if f.name not in view.omit]
         if model is IssuedKey:
             return {"allOf": [
                 self.ref(ApiKey, output=True),

@@ -10,7 +10,6 @@ back into core models) serves ``HTTPTransport``.
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import re
 import threading
 import types
@@ -23,17 +22,16 @@ from typing import Any, TypeVar
 import attrs
 import cattrs
 import orjson
-from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, override
 
-from compliance_core.api_keys import ApiKey, IssuedKey
-from compliance_core.clock import Clock, SystemClock, utc
-from compliance_core.errors import ValidationError
-from compliance_core.organizations import Organization, Plan
-from compliance_core.pagination import DEFAULT_PER_PAGE, Page, PageRequest
-from compliance_core.permissions import Actor
-from compliance_core.people import NewPerson, parse_members
-from compliance_core.validation import UNSET, wire_name
+from compliance_core.areas.api_keys import ApiKey, IssuedKey
+from compliance_core.areas.organizations import Organization, Plan
+from compliance_core.kernel.clock import SystemClock, utc
+from compliance_core.kernel.errors import ValidationError
+from compliance_core.kernel.pagination import DEFAULT_PER_PAGE, Page, PageRequest
+from compliance_core.kernel.permissions import Actor
+from compliance_core.kernel.rendering import Renderer, json_value, model_in, wire_name
+from compliance_core.kernel.validation import UNSET
 
 __all__ = ["Wire", "JSON"]
 
@@ -73,61 +71,6 @@ class _Shape:
     """field name -> shape of the attrs model held in that field's list"""
     booleans: frozenset[str]
     """wire names of true/false fields (how a query string spells them differs)"""
-
-
-def _model_in(hint: Any) -> type | None:
-    """The attrs class inside ``tuple[X, ...] | Unset`` and the like, if any."""
-    if attrs.has(hint):
-        return hint  # type: ignore[no-any-return]
-    for arg in typing.get_args(hint):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-_NATIVE = (str, int, float, type(None), dt.date, enum.Enum)
-"""Values orjson writes itself (bool is an int, datetime a date) exactly as the wire wants them."""
-
-
-def _native(hint: Any) -> bool:
-    """Whether every value of this type can go to orjson untouched."""
-    origin = typing.get_origin(hint)
-    if origin is typing.Literal:
-        return all(isinstance(arg, _NATIVE) for arg in typing.get_args(hint))
-    if origin in (typing.Union, types.UnionType, tuple, list):
-        return all(arg is Ellipsis or _native(arg) for arg in typing.get_args(hint))
-    return isinstance(hint, type) and issubclass(hint, _NATIVE) and not attrs.has(hint)
-
-
-def _renderer(model: type, converter: cattrs.Converter,
-              omit: frozenset[str] = frozenset()) -> Callable[[Any], dict[str, Any]]:
-    """A function from one ``model`` to its wire object, compiled once: a single dict display of
-    the fields in declaration order under their wire names. Native values are read straight off
-    the model; only fields holding other models (sub-processors) go through their hooks. On a
-    page of 50 vendors it takes ~60 % of the time of cattrs' generated functions, which call a
-    hook per optional field."""
-    hints = typing.get_type_hints(model)
-    namespace: dict[str, Any] = {}
-    entries = []
-    for field in attrs.fields(model):
-        if field.name in omit:
-            continue
-        hint = hints[field.name]
-        value = f"model.{field.name}"
-        hook = f"_hook_{field.name}"
-        if _native(hint):
-            pass
-        elif typing.get_origin(hint) is tuple and attrs.has(inner := typing.get_args(hint)[0]):
-            namespace[hook] = converter.get_unstructure_hook(inner)  # tuple[Model, ...]: inline loop
-            value = f"[{hook}(item) for item in {value}]"
-        else:
-            namespace[hook] = converter.get_unstructure_hook(hint)
-            value = f"{hook}({value})"
-        entries.append(f"{wire_name(field.name)!r}: {value}")
-    source = f"def render(model):\n    return {{{', '.join(entries)}}}\n"
-    exec(compile(source, f"<wire renderer for {model.__qualname__}>", "exec"), namespace)  # noqa: S102
-    return namespace["render"]  # type: ignore[no-any-return]
 
 
 class _RenderedPages:
@@ -184,14 +127,13 @@ def _is_bool(hint: Any) -> bool:
 class Wire:
     """Encoder and decoder for one app (or one client).
 
-    :param clock: the platform's clock, for the computed ``status`` of an API key
+    :param renderer: core's renderer of the platform (its clock gives an API key's status); a
+        client without a platform gets one on the system clock
     """
 
-    def __init__(self, clock: Clock | None = None) -> None:
-        self._clock = clock or SystemClock()
+    def __init__(self, renderer: Renderer | None = None) -> None:
+        self._renderer = renderer or Renderer(SystemClock())
         self._shapes: dict[type, _Shape] = {}
-        self._timeless: set[type] = set()
-        """Models whose wire object depends on the model alone (not on the clock)."""
         self._rendered = _RenderedPages()
         self._queries: dict[tuple[Any, ...], tuple[Any, PageRequest]] = {}
         self._converter = self._build_converter()
@@ -200,7 +142,7 @@ class Wire:
 
     def dumps(self, value: Any) -> bytes:
         """A core model, or a dict or list holding models, as camelCase JSON."""
-        return _dumps(self._converter.unstructure(value))
+        return _dumps(self._renderer.native(value))
 
     def unstructure(self, value: Any) -> Any:
         """The same as plain JSON values (times as strings), for callers writing JSON themselves."""
@@ -216,8 +158,8 @@ class Wire:
         if not page.items:
             return self._envelope(page, [], actor)
         model = type(page.items[0])
-        render = self._converter.get_unstructure_hook(model)
-        if model not in self._timeless:
+        render = self._renderer.function(model)
+        if self._renderer.clocked(model):
             return self._envelope(page, [render(item) for item in page.items], actor)
         body = self._rendered.get(page, actor.auth_type)
         if body is None:
@@ -242,8 +184,7 @@ class Wire:
         )
 
     def batch(self, items: Sequence[Any]) -> bytes:
-        unstructure = self._converter.unstructure
-        return _dumps({"data": [unstructure(item) for item in items], "count": len(items)})
+        return _dumps({"data": self._renderer.native(items), "count": len(items)})
 
     def error(self, code: str, message: str, details: Mapping[str, Any], request_id: str) -> bytes:
         body = {"error": {"code": code, "message": message, "details": dict(details)}, "requestId": request_id}
@@ -271,9 +212,10 @@ class Wire:
             raise ValidationError.field("body", _json_type(body), "must be a JSON object")
         return model(**self._arguments(body, self._shape(model), ""))
 
-    def members(self, body: Any) -> list[Any]:
-        """The entries of a bulk-create body, renamed for core, which checks each one and
-        reports every bad entry's index, field, value and reason (unknown keys included)."""
+    def members(self, body: Any, model: type, check: Callable[..., Any]) -> list[Any]:
+        """The entries of a bulk-create body, renamed for core, which checks each one with
+        ``check`` and reports every bad entry's index, field, value and reason; unknown keys
+        found here are merged into that report."""
         if not isinstance(body, dict):
             raise ValidationError.field("body", _json_type(body), "must be a JSON object")
         for key, value in body.items():
@@ -284,7 +226,7 @@ class Wire:
         members = body["members"]
         if not isinstance(members, list):
             return members  # type: ignore[no-any-return]  # core names the bad value
-        known = self._shape(NewPerson).fields
+        known = self._shape(model).fields
         entries: list[Any] = []
         unknown: list[dict[str, Any]] = []
         for index, member in enumerate(members):
@@ -295,7 +237,7 @@ class Wire:
                         for key, value in member.items() if key not in known]
             entries.append({known[key]: value for key, value in member.items() if key in known})
         if unknown:
-            parse_members(entries, extra_errors=unknown)  # raises, listing these with core's findings
+            check(entries, extra_errors=unknown)  # raises, listing these with core's findings
         return entries
 
     @staticmethod
@@ -376,7 +318,7 @@ class Wire:
             hints = typing.get_type_hints(model)
             nested = {}
             for field in attrs.fields(model):
-                inner = _model_in(hints[field.name])
+                inner = model_in(hints[field.name])
                 if inner is not None:
                     nested[field.name] = self._shape(inner)
             shape = _Shape(
@@ -393,10 +335,11 @@ class Wire:
     def command_json(self, command: Any) -> dict[str, Any]:
         """A command model (or a bulk entry given as a mapping) as a request body object, for
         ``dumps``; a patch's UNSET fields are left out."""
+        native = self._renderer.native
         if isinstance(command, Mapping):
-            return {wire_name(str(k)): self._converter.unstructure(v) for k, v in command.items()}
+            return {wire_name(str(k)): native(v) for k, v in command.items()}
         return {
-            wire_name(f.name): self._converter.unstructure(value)
+            wire_name(f.name): native(value)
             for f in attrs.fields(type(command))
             if (value := getattr(command, f.name)) is not UNSET
         }
@@ -408,7 +351,7 @@ class Wire:
                 value = getattr(filters, field.name)
                 if value == field.default:
                     continue
-                value = self._converter.unstructure(value)
+                value = json_value(value)
                 params[wire_name(field.name)] = ("true" if value else "false") if isinstance(value, bool) else str(value)
         if page is not None:
             params["page"] = str(page.page)
@@ -433,58 +376,24 @@ class Wire:
     # -- the converter ---------------------------------------------------------------------
 
     def _build_converter(self) -> cattrs.Converter:
+        """Structures responses back into core models (the client side)."""
         converter = cattrs.Converter()
 
         def renames(model: type) -> dict[str, Any]:
             return {f.name: override(rename=wire_name(f.name)) for f in attrs.fields(model)}
 
-        for passed_to_orjson in (dt.datetime, dt.date, enum.Enum):
-            converter.register_unstructure_hook(passed_to_orjson, identity)
         converter.register_structure_hook(dt.datetime, _parse_datetime)
         converter.register_structure_hook(dt.date, lambda value, _: dt.date.fromisoformat(value))
-
-        def render(model: type) -> Callable[[Any], dict[str, Any]]:
-            function = _renderer(model, converter)  # builds the hooks of models nested in it first
-            hints = typing.get_type_hints(model)
-            if all(inner is None or inner in self._timeless for inner in map(_model_in, hints.values())):
-                self._timeless.add(model)
-            return function
-
-        converter.register_unstructure_hook_factory(attrs.has, render)
         converter.register_structure_hook_factory(
             attrs.has, lambda model: make_dict_structure_fn(model, converter, **renames(model))
         )
-
-        # An API key never shows its hash; its status depends on the time of the answer.
-        key_fields = _renderer(ApiKey, converter, omit=frozenset({"secret_hash"}))
-        clock = self._clock
-
-        def unstructure_key(key: ApiKey) -> dict[str, Any]:
-            return {**key_fields(key), "status": key.status(clock.now())}
-
         structure_key = make_dict_structure_fn(ApiKey, converter, **renames(ApiKey))
-        converter.register_unstructure_hook(ApiKey, unstructure_key)
         converter.register_structure_hook(
             ApiKey, lambda data, model: structure_key({**data, "secretHash": ""}, model)
-        )
-        converter.register_unstructure_hook(
-            IssuedKey, lambda issued: {**unstructure_key(issued.key), "key": issued.secret}
         )
         converter.register_structure_hook(
             IssuedKey, lambda data, _: IssuedKey(key=converter.structure(data, ApiKey), secret=data["key"])
         )
-
-        # Organizations show their effective limits, whatever plan they come from.
-        def unstructure_organization(organization: Organization) -> dict[str, Any]:
-            limit = organization.rate_limit
-            return {
-                "id": organization.id,
-                "name": organization.name,
-                "plan": organization.plan,
-                "rateLimit": {"requestsPerMinute": limit.requests_per_minute, "burst": limit.burst},
-                "createdAt": organization.created_at,
-                "updatedAt": organization.updated_at,
-            }
 
         def structure_organization(data: Mapping[str, Any], _: type) -> Organization:
             plan = Plan(data["plan"])
@@ -499,6 +408,5 @@ class Wire:
                 updated_at=_parse_datetime(data["updatedAt"], dt.datetime),
             )
 
-        converter.register_unstructure_hook(Organization, unstructure_organization)
         converter.register_structure_hook(Organization, structure_organization)
         return converter

@@ -12,7 +12,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from compliance_core import NewVendor, PageRequest, Platform, ValidationError, VendorFilter
+from compliance_core import PageRequest, Platform, ValidationError
+from compliance_core.areas.vendors import NewVendor, VendorFilter
 
 
 def main() -> None:

@@ -12,7 +12,8 @@ import os
 import sys
 import uuid
 
-from compliance_core import Client, NewVendor, PageRequest, ValidationError, VendorFilter
+from compliance_core import Client, PageRequest, ValidationError
+from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_http.client import HTTPTransport
 
 

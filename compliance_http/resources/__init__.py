@@ -1,29 +1,38 @@
-"""Falcon resources, one module per area.
+"""Falcon resources: one generic resource serves every core operation; health and the OpenAPI
+document are the only hand-written ones.
 
-Each resource is built once in ``create_app`` around the service it calls and stays thin: parse
-with ``wire``, call one service method as ``req.context.actor``, render with ``wire``. The
-status of a success comes from the route table.
+An ``OperationResource`` holds the endpoints of one path and a responder per method (``HEAD``
+answers wherever ``GET`` does). Each responder stays thin: check the operation's permission
+(before reading the body, so a role without it gets 403 and learns nothing of the body's rules),
+parse the path ids, the list query and the body with ``wire``, call the one service method as
+``req.context.actor``, and render the result by its kind: a page, a batch, a model, nothing
+(204), a file (streamed, with Content-Disposition) or accepted work (202 with a Location).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import falcon
 
-from compliance_core.errors import ValidationError
+from compliance_core.kernel.errors import ValidationError
+from compliance_core.kernel.permissions import authorize
+from compliance_core.kernel.registry import Accepted, Download
 
+from ..routes import Endpoint
 from ..wire import JSON, Wire
 
-__all__ = ["MAX_BODY_BYTES", "json_body", "send", "idempotency_key", "Collection", "Item", "Read", "Transition"]
+__all__ = ["MAX_BODY_BYTES", "json_body", "send", "OperationResource"]
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 """Room for a full bulk-create of 1000 people with long fields; anything bigger is refused."""
 
+Responder = Callable[..., None]
+
 
 def json_body(req: falcon.Request, wire: Wire) -> Any:
-    """The parsed JSON body of a POST or PATCH (Content-Type must be application/json)."""
+    """The parsed JSON body of a POST, PUT or PATCH (Content-Type must be application/json)."""
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type != JSON:
         raise ValidationError.field("Content-Type", req.content_type, "must be application/json")
@@ -33,67 +42,79 @@ def json_body(req: falcon.Request, wire: Wire) -> Any:
     return wire.loads(raw)
 
 
-def idempotency_key(req: falcon.Request) -> str | None:
-    return req.get_header("Idempotency-Key")
-
-
 def send(req: falcon.Request, resp: falcon.Response, data: bytes, status: int | None = None) -> None:
-    resp.status = status or req.context.route.status
+    resp.status = status or req.context.endpoint.status
     resp.content_type = JSON
     resp.data = data
 
 
-class Collection:
-    """``GET`` lists with ``filters`` (None: the list takes only a page) and ``POST`` creates from
-    ``new``, for any area whose service has ``list`` and ``create``."""
+class OperationResource:
+    """The responders of one path, each calling its endpoint's operation on ``services``.
 
-    def __init__(self, service: Any, wire: Wire, new: type, filters: type | None = None) -> None:
-        self._service = service
+    :param endpoints: the endpoints of this path (one per method)
+    :param services: the platform's services by area name
+    :param wire: the app's encoder and decoder
+    :param locate: the path of an operation's endpoint for given ids (Location of a 202)
+    """
+
+    def __init__(self, endpoints: Iterable[Endpoint], services: Mapping[str, Any], wire: Wire,
+                 locate: Callable[[str, tuple[str, ...]], str]) -> None:
         self._wire = wire
-        self._new = new
-        self._filters = filters
+        self._locate = locate
+        for endpoint in endpoints:
+            responder = self._responder(endpoint, services[endpoint.operation.area])
+            setattr(self, f"on_{endpoint.method.lower()}", responder)
+            if endpoint.method == "GET":
+                self.on_head = responder
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        filters, page = self._wire.list_query(req.params, self._filters)
-        arguments = (page,) if self._filters is None else (filters, page)
-        send(req, resp, self._wire.page(self._service.list(req.context.actor, *arguments), req.context.actor))
+    def _responder(self, endpoint: Endpoint, service: Any) -> Responder:
+        operation = endpoint.operation
+        method = operation.method
+        wire = self._wire
+        action = operation.action
+        ids = operation.ids
+        if action is None:
+            raise RuntimeError(f"{operation.name}: public operations need a resource of their own")
 
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        data = self._wire.command(json_body(req, self._wire), self._new)
-        created = self._service.create(req.context.actor, data, idempotency_key=idempotency_key(req))
-        send(req, resp, self._wire.dumps(created))
+        def respond(req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+            actor = req.context.actor
+            authorize(actor, action)
+            arguments: dict[str, Any] = {name: params[name] for name in ids}
+            if operation.paged:
+                filters, page = wire.list_query(req.params, operation.filters)
+                if operation.filters is not None:
+                    arguments["filters"] = filters
+                arguments["page"] = page
+            if operation.body is not None:
+                body = json_body(req, wire)
+                if operation.batch is not None:
+                    arguments["members"] = wire.members(body, operation.body, operation.batch)
+                else:
+                    arguments[operation.body_argument or "data"] = wire.command(body, operation.body)
+            if operation.idempotent:
+                arguments["idempotency_key"] = req.get_header("Idempotency-Key")
+            result = getattr(service, method)(actor, **arguments)
+            self._render(endpoint, req, resp, result)
 
+        respond.__name__ = f"on_{endpoint.method.lower()}"
+        return respond
 
-class Read:
-    """``GET`` of one thing: ``call(actor, **path parameters)``."""
-
-    def __init__(self, call: Callable[..., Any], wire: Wire) -> None:
-        self._call = call
-        self._wire = wire
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
-        send(req, resp, self._wire.dumps(self._call(req.context.actor, **params)))
-
-
-class Item(Read):
-    """``GET`` one record with the service's ``get`` and ``PATCH`` it with ``update``."""
-
-    def __init__(self, service: Any, wire: Wire, patch: type) -> None:
-        super().__init__(service.get, wire)
-        self._update = service.update
-        self._patch = patch
-
-    def on_patch(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
-        patch = self._wire.command(json_body(req, self._wire), self._patch)
-        send(req, resp, self._wire.dumps(self._update(req.context.actor, patch=patch, **params)))
-
-
-class Transition:
-    """``POST .../{id}/<verb>``: a state change, ``call(actor, **path parameters)``."""
-
-    def __init__(self, call: Callable[..., Any], wire: Wire) -> None:
-        self._call = call
-        self._wire = wire
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
-        send(req, resp, self._wire.dumps(self._call(req.context.actor, **params)))
+    def _render(self, endpoint: Endpoint, req: falcon.Request, resp: falcon.Response, result: Any) -> None:
+        operation = endpoint.operation
+        wire = self._wire
+        if operation.paged:
+            send(req, resp, wire.page(result, req.context.actor))
+        elif operation.batch is not None:
+            send(req, resp, wire.batch(result))
+        elif operation.result is None:
+            resp.status = endpoint.status
+        elif isinstance(result, Download):
+            resp.status = endpoint.status
+            resp.content_type = result.media_type
+            resp.downloadable_as = result.filename
+            resp.stream = iter(result.chunks)
+        elif isinstance(result, Accepted):
+            resp.location = self._locate(result.status, (result.job.id,))
+            send(req, resp, wire.dumps(result.job))
+        else:
+            send(req, resp, wire.dumps(result))

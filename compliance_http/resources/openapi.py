@@ -7,8 +7,6 @@ from typing import Any
 import falcon
 import orjson
 
-from ..openapi import openapi_document
-from ..routes import OPENAPI
 from . import send
 
 
@@ -19,7 +17,4 @@ class OpenApiDocument:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         send(req, resp, self._body)
 
-
-def build() -> dict[str, Any]:
-    """Operation -> the resource that serves it."""
-    return {OPENAPI: OpenApiDocument(openapi_document())}
+    on_head = on_get

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import attrs
 
-from compliance_core.api_keys import ApiKey, DailyUsage
-from compliance_core.errors import Conflict
-from compliance_core.events import OutboxMessage
-from compliance_core.idempotency import IdempotencyRecord
-from compliance_core.organizations import Organization
-from compliance_core.pagination import PageRequest
-from compliance_core.people import Person
-from compliance_core.ratelimit import Bucket
+from compliance_core.areas.api_keys import ApiKey, DailyUsage
+from compliance_core.areas.organizations import Organization
+from compliance_core.areas.people import Person
+from compliance_core.kernel.errors import Conflict
+from compliance_core.kernel.events import OutboxMessage
+from compliance_core.kernel.idempotency import IdempotencyRecord
+from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.ratelimit import Bucket
 
 if TYPE_CHECKING:
     from .store import Tables
@@ -33,7 +33,7 @@ class _Repo:
 
 
 class MemoryRecords(_Repo):
-    """Records that belong to one organization (vendors, findings, people), in ``table``."""
+    """A declared ``Records`` table: records that belong to one organization, in ``table``."""
 
     def __init__(self, tables: "Tables", table: str) -> None:
         super().__init__(tables)
@@ -49,6 +49,14 @@ class MemoryRecords(_Repo):
 
     def update(self, item: Any) -> None:
         self.add(item)
+
+    def delete(self, organization_id: str, item_id: str) -> bool:
+        if self.get(organization_id, item_id) is None:
+            return False
+        self.t.delete(self.table, (organization_id, item_id))
+        key = (self.table, organization_id)
+        self.t.set("revisions", key, (self.t.get("revisions", key) or 0) + 1)
+        return True
 
     def revision(self, organization_id: str) -> int:
         return self.t.get("revisions", (self.table, organization_id)) or 0
@@ -124,6 +132,12 @@ class MemoryPeople(MemoryRecords):
             self.t.delete("emails", (person.organization_id, old.email))
             self.t.set("emails", (person.organization_id, person.email), person.id)
         super().add(person)
+
+    def delete(self, organization_id: str, item_id: str) -> bool:
+        person = self.get(organization_id, item_id)
+        if person is not None:
+            self.t.delete("emails", (organization_id, person.email))
+        return super().delete(organization_id, item_id)
 
     def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
         return {e for e in emails if self.t.get("emails", (organization_id, e)) is not None}

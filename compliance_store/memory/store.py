@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Hashable, Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Hashable, TypeVar
+
+from compliance_core.areas import AREAS
+from compliance_core.kernel.registry import Area, Repo
 
 from .repositories import (
     MemoryApiKeys,
@@ -16,19 +21,28 @@ from .repositories import (
     MemoryRecords,
 )
 
-__all__ = ["Tables", "MemoryStore", "MemorySession", "open_store"]
+__all__ = ["Tables", "MemoryStore", "MemorySession", "open_store", "REPOSITORIES"]
 
+R = TypeVar("R")
 _MISSING = object()
+
+REPOSITORIES: dict[str, Callable[[Tables], Any]] = {
+    "organizations": MemoryOrganizations,
+    "api_keys": MemoryApiKeys,
+    "idempotency": MemoryIdempotency,
+    "rate_limits": MemoryRateLimits,
+    "outbox": MemoryOutbox,
+    "people": MemoryPeople,
+}
+"""Repositories with more than a declared ``Records`` table's behaviour; every other declared
+table is a ``MemoryRecords``."""
 
 
 class Tables:
     """Named dicts whose every change inside a write is journalled for rollback."""
 
-    NAMES = ("organizations", "api_keys", "key_hashes", "usage", "vendors", "people", "emails",
-             "findings", "idempotency", "buckets", "outbox", "revisions")
-
     def __init__(self) -> None:
-        self.data: dict[str, dict[Hashable, Any]] = {name: {} for name in self.NAMES}
+        self.data: defaultdict[str, dict[Hashable, Any]] = defaultdict(dict)
         self.journal: list[tuple[str, Hashable, Any]] | None = None
 
     def get(self, table: str, key: Hashable) -> Any:
@@ -60,22 +74,29 @@ class Tables:
 
 
 class MemorySession:
-    def __init__(self, tables: Tables) -> None:
-        self.organizations = MemoryOrganizations(tables)
-        self.api_keys = MemoryApiKeys(tables)
-        self.vendors = MemoryRecords(tables, "vendors")
-        self.people = MemoryPeople(tables)
-        self.findings = MemoryRecords(tables, "findings")
-        self.idempotency = MemoryIdempotency(tables)
-        self.rate_limits = MemoryRateLimits(tables)
-        self.outbox = MemoryOutbox(tables)
+    """The repositories of one store, by name (built once per store: they hold no state)."""
+
+    def __init__(self, repositories: dict[str, Any]) -> None:
+        self._repositories = repositories
+
+    def __getitem__(self, repo: Repo[R]) -> R:
+        return self._repositories[repo.name]  # type: ignore[no-any-return]
 
 
 class MemoryStore:
+    """
+    :param areas: the areas whose record tables it keeps (default: every registered area)
+    """
+
     url = "memory://"
 
-    def __init__(self) -> None:
+    def __init__(self, areas: Sequence[Area[Any]] = AREAS) -> None:
         self._tables = Tables()
+        repositories: dict[str, Any] = {name: make(self._tables) for name, make in REPOSITORIES.items()}
+        for area in areas:
+            for records in area.records:
+                repositories.setdefault(records.name, MemoryRecords(self._tables, records.name))
+        self._session = MemorySession(repositories)
         self._lock = threading.RLock()
         self._closed = False
 
@@ -83,13 +104,13 @@ class MemoryStore:
     def session(self, *, write: bool) -> Iterator[MemorySession]:
         with self._lock:
             if not write:
-                yield MemorySession(self._tables)
+                yield self._session
                 return
             if self._tables.journal is not None:
                 raise RuntimeError("nested write sessions are not supported")
             self._tables.journal = []
             try:
-                yield MemorySession(self._tables)
+                yield self._session
             except BaseException:
                 self._tables.undo()
                 raise

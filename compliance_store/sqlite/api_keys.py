@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from typing import TYPE_CHECKING
 
-from compliance_core.api_keys import ApiKey, DailyUsage
-from compliance_core.clock import utc
-from compliance_core.errors import Conflict
-from compliance_core.pagination import PageRequest
+import cattrs
+
+from compliance_core.areas.api_keys import ApiKey, DailyUsage
+from compliance_core.kernel.clock import utc
+from compliance_core.kernel.errors import Conflict
+from compliance_core.kernel.pagination import PageRequest
 
 from .codec import Mapper, decode_date, encode_date, encode_timestamp
 from .listing import PagedQuery
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["SqliteApiKeys"]
 
@@ -26,7 +32,12 @@ _USAGE = "SELECT day, requests FROM key_usage WHERE key_id = ? AND day >= ? ORDE
 
 
 class SqliteApiKeys:
-    def __init__(self, conn: sqlite3.Connection, mapper: Mapper[ApiKey], pages: PagedQuery[ApiKey]) -> None:
+    @staticmethod
+    def prepare(table: Table, converter: cattrs.Converter) -> PagedQuery[ApiKey]:
+        return PagedQuery(Mapper(table.model, table.table, converter, table.key))
+
+    def __init__(self, conn: sqlite3.Connection, pages: PagedQuery[ApiKey]) -> None:
+        mapper = pages.mapper
         self._conn = conn
         self._mapper = mapper
         self._pages = pages

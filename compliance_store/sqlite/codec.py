@@ -19,9 +19,9 @@ from typing import Any, Callable, Generic, Iterable, Sequence, TypeVar
 import attrs
 import cattrs
 
-from compliance_core.clock import utc
+from compliance_core.kernel.clock import utc
 
-__all__ = ["Mapper", "make_converter", "encode_timestamp", "decode_timestamp", "encode_date", "decode_date"]
+__all__ = ["Mapper", "quote", "make_converter", "encode_timestamp", "decode_timestamp", "encode_date", "decode_date"]
 
 M = TypeVar("M")
 Codec = Callable[[Any], Any]
@@ -87,6 +87,11 @@ def column_codec(annotation: Any, converter: cattrs.Converter) -> tuple[Codec | 
     return _json_codec(base, converter)
 
 
+def quote(name: str) -> str:
+    """A column name as SQL text: a field may be called like a keyword (``order``)."""
+    return f'"{name}"'
+
+
 class Mapper(Generic[M]):
     """One model <-> one table row, columns named as the model's fields, in field order."""
 
@@ -96,7 +101,7 @@ class Mapper(Generic[M]):
         self.model = model
         self.table = table
         self.names: tuple[str, ...] = tuple(f.name for f in attrs.fields(model))
-        self.columns = ", ".join(self.names)
+        self.columns = ", ".join(map(quote, self.names))
         self.codecs = {name: column_codec(hints[name], converter) for name in self.names}
         codecs = list(self.codecs.values())
         self._encoders = [(i, enc) for i, (enc, _) in enumerate(codecs) if enc is not None]
@@ -104,8 +109,8 @@ class Mapper(Generic[M]):
         self.from_row: Callable[[Sequence[Any]], M] = _row_reader(model, self.names, decoders)
         self._values = operator.attrgetter(*self.names)
         self.insert_sql = f"INSERT INTO {table} ({self.columns}) VALUES ({', '.join('?' * len(self.names))})"
-        assignments = ", ".join(f"{name} = ?" for name in self.names if name not in key)
-        self.update_sql = f"UPDATE {table} SET {assignments} WHERE {' AND '.join(f'{k} = ?' for k in key)}"
+        assignments = ", ".join(f"{quote(name)} = ?" for name in self.names if name not in key)
+        self.update_sql = f"UPDATE {table} SET {assignments} WHERE {' AND '.join(f'{quote(k)} = ?' for k in key)}"
         self.select_sql = f"SELECT {self.columns} FROM {table}"
         self._key_positions = [self.names.index(name) for name in key]
 

@@ -2,7 +2,8 @@
 
 Results are stored as tagged JSON: a core attrs model or enum carries its import path, tuples
 and lists keep their kind, so a replay returns a value equal to the original. Only types
-defined in ``compliance_core`` are loaded back by path.
+defined in ``compliance_core`` are loaded back by path; a path written before a core module moved
+(records live up to a day) is read at the module's new place.
 """
 
 from __future__ import annotations
@@ -12,18 +13,29 @@ import enum
 import importlib
 import json
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 
-from compliance_core.idempotency import IdempotencyRecord
+from compliance_core.kernel.idempotency import IdempotencyRecord
 
 from .codec import decode_date, decode_timestamp, encode_date, encode_timestamp
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["ResultCodec", "SqliteIdempotency"]
 
 _TRUSTED_MODULES = "compliance_core"
+_MOVED_MODULES = {
+    **{f"compliance_core.{name}": f"compliance_core.kernel.{name}" for name in (
+        "errors", "clock", "ids", "validation", "pagination", "events", "uow", "idempotency",
+        "permissions", "ratelimit")},
+    **{f"compliance_core.{name}": f"compliance_core.areas.{name}" for name in (
+        "organizations", "api_keys", "vendors", "people", "findings")},
+}
+"""Where the modules of stored result paths went when core was split into kernel and areas."""
 _GET = (
     "SELECT operation, fingerprint, result, created_at FROM idempotency "
     "WHERE organization_id = ? AND principal = ? AND key = ?"
@@ -95,6 +107,7 @@ class ResultCodec:
             module_name, _, qualname = path.partition(":")
             if module_name.split(".")[0] != _TRUSTED_MODULES:
                 raise ValueError(f"refusing to load idempotency result type {path!r} from outside core")
+            module_name = _MOVED_MODULES.get(module_name, module_name)
             found: Any = importlib.import_module(module_name)
             for part in qualname.split("."):
                 found = getattr(found, part)
@@ -109,6 +122,10 @@ def _path(kind: type) -> str:
 
 
 class SqliteIdempotency:
+    @staticmethod
+    def prepare(table: Table, converter: cattrs.Converter) -> ResultCodec:
+        return ResultCodec(converter)
+
     def __init__(self, conn: sqlite3.Connection, results: ResultCodec) -> None:
         self._conn = conn
         self._results = results

@@ -2,8 +2,9 @@
 
 A filter object's non-None fields become ``AND column = ?`` terms. The SELECT and COUNT text is
 built once per combination of filters in use and then reused, so sqlite3's statement cache keeps
-each one prepared. An unfiltered page (for vendors: filtered by ``archived`` alone) takes its
-total from the trigger-maintained ``list_counts`` row instead of counting an index range.
+each one prepared. An unfiltered page (of a partitioned table such as vendors: filtered by the
+partition alone) takes its total from the trigger-maintained ``list_counts`` row instead of
+counting an index range.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from compliance_core.pagination import PageRequest
+from compliance_core.kernel.pagination import PageRequest
 
-from .codec import Mapper
+from .codec import Mapper, quote
 
 __all__ = ["PagedQuery", "read_revision"]
 
@@ -35,25 +36,30 @@ class PagedQuery(Generic[M]):
 
     :param mapper: the table's mapper
     :param filter_type: an attrs class whose fields name columns (None: no filters)
-    :param counted: whether ``list_counts`` keeps this table's totals; they are keyed by
-        organization and, when the filter has an ``archived`` field, by that
+    :param counted: whether ``list_counts`` keeps this table's totals (the migration helper's
+        triggers do for every ``Records`` table), keyed by organization and partition value
+    :param partition: the 0/1 column counted separately (``archived``); the counter then answers
+        the lists filtered by it alone, which is every unfiltered list when it is a filter field
     """
 
-    def __init__(self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False) -> None:
-        self._mapper = mapper
+    def __init__(self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False,
+                 partition: str | None = None) -> None:
+        self.mapper = mapper
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
         self._statements: dict[tuple[str, ...], tuple[str, str]] = {}
         self._counted_when: tuple[str, ...] | None = None
-        if counted:
-            self._counted_when = ("archived",) if "archived" in names else ()
+        if counted and partition is None:
+            self._counted_when = ()
+        elif counted and partition is not None and partition in names:
+            self._counted_when = (partition,)
 
     def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str]:
-        where = " AND ".join(["organization_id = ?", *(f"{name} = ?" for name in active)])
-        table = self._mapper.table
+        where = " AND ".join(["organization_id = ?", *(f"{quote(name)} = ?" for name in active)])
+        table = self.mapper.table
         statements = (
             f"SELECT count(*) FROM {table} WHERE {where}",
-            f"{self._mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT ? OFFSET ?",
+            f"{self.mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT ? OFFSET ?",
         )
         self._statements[active] = statements
         return statements
@@ -70,7 +76,7 @@ class PagedQuery(Generic[M]):
         key = tuple(active)
         count_sql, page_sql = self._statements.get(key) or self._statements_for(key)
         if key == self._counted_when:
-            row = conn.execute(_COUNTER, (self._mapper.table, organization_id, params[1] if key else 0)).fetchone()
+            row = conn.execute(_COUNTER, (self.mapper.table, organization_id, params[1] if key else 0)).fetchone()
             total: int = 0 if row is None else row[0]
         else:
             total = conn.execute(count_sql, params).fetchone()[0]
@@ -79,4 +85,4 @@ class PagedQuery(Generic[M]):
             return [], total
         params.append(page.per_page)
         params.append(offset)
-        return self._mapper.from_rows(conn.execute(page_sql, params)), total
+        return self.mapper.from_rows(conn.execute(page_sql, params)), total

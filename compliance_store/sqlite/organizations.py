@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
-from compliance_core.organizations import Organization
+import cattrs
+
+from compliance_core.areas.organizations import Organization
 
 from .codec import Mapper
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["SqliteOrganizations"]
 
 
 class SqliteOrganizations:
+    @staticmethod
+    def prepare(table: Table, converter: cattrs.Converter) -> Mapper[Organization]:
+        return Mapper(table.model, table.table, converter, table.key)
+
     def __init__(self, conn: sqlite3.Connection, mapper: Mapper[Organization]) -> None:
         self._conn = conn
         self._mapper = mapper

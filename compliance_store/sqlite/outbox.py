@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from compliance_core.events import OutboxMessage
+import cattrs
+
+from compliance_core.kernel.events import OutboxMessage
 
 from .codec import Mapper, encode_timestamp
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["SqliteOutbox"]
 
 
 class SqliteOutbox:
+    @staticmethod
+    def prepare(table: Table, converter: cattrs.Converter) -> Mapper[OutboxMessage]:
+        return Mapper(table.model, table.table, converter, table.key)
+
     def __init__(self, conn: sqlite3.Connection, mapper: Mapper[OutboxMessage]) -> None:
         self._conn = conn
         self._mapper = mapper

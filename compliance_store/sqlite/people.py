@@ -1,12 +1,13 @@
-"""People, unique by e-mail within an organization (a UNIQUE index, translated to Conflict)."""
+"""People: the generic records repository, plus e-mails unique within an organization (a UNIQUE
+index, translated to Conflict) and the ``EMAILS`` lookup other areas use."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Callable, Sequence
 
-from compliance_core.errors import Conflict
-from compliance_core.people import Person
+from compliance_core.areas.people import Person
+from compliance_core.kernel.errors import Conflict
 
 from .records import SqliteRecords
 

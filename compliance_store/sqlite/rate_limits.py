@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
-from compliance_core.ratelimit import Bucket
+import cattrs
+
+from compliance_core.kernel.ratelimit import Bucket
 
 from .codec import decode_timestamp, encode_timestamp
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["SqliteRateLimits"]
 
@@ -18,7 +24,11 @@ _PUT = (
 
 
 class SqliteRateLimits:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    @staticmethod
+    def prepare(table: Table, converter: cattrs.Converter) -> None:
+        return None
+
+    def __init__(self, conn: sqlite3.Connection, prepared: None = None) -> None:
         self._conn = conn
 
     def get(self, key_id: str) -> Bucket | None:

@@ -17,16 +17,21 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 from sqlite_utils import Database
 
-from compliance_core.errors import ValidationError
+from compliance_core.areas import AREAS
+from compliance_core.kernel.errors import ValidationError
+from compliance_core.kernel.registry import Area
 
+from .checks import schema_problems
 from .locking import WriterLock
-from .schema import MIGRATION_SET, migrations, missing_columns
+from .migrations import MIGRATION_SET, migrations
 from .session import Catalog, SqliteSession
+from .tables import registry
 
 __all__ = ["SqliteStore", "open_store", "parse_url"]
 
@@ -146,19 +151,23 @@ class SqliteStore:
         another thread of this process or for SQLite's lock held by a writer that does not use
         this store's lock file (the wait for this store's writers in other processes is unbounded:
         it ends when they commit, roll back or exit)
+    :param areas: the areas whose ``Records`` tables it serves (default: every registered area);
+        opening fails when the migrated file lacks a table, column, index or trigger they need
 
+    >>> from compliance_core.areas.organizations import ORGANIZATIONS
     >>> store = SqliteStore("sqlite:///:memory:")
     >>> with store.session(write=False) as session:
-    ...     session.organizations.count()
+    ...     session[ORGANIZATIONS].count()
     0
     >>> store.close()
     """
 
-    def __init__(self, url: str, *, busy_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, busy_timeout: float = 10.0, areas: Sequence[Area[Any]] = AREAS) -> None:
         path = parse_url(url)
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)) or busy_timeout <= 0:
             raise ValidationError.field("busy_timeout", busy_timeout, "must be a positive number of seconds")
         self.url = url
+        self._catalog = Catalog(registry(areas))
         self._temp_dir: str | None = None
         if path == _MEMORY:
             self._temp_dir = tempfile.mkdtemp(prefix="compliance-sqlite-")
@@ -168,7 +177,6 @@ class SqliteStore:
         self.path = os.path.abspath(path)
         self._reader_uri = f"{pathlib.Path(self.path).as_uri()}?mode=ro"
         self._busy_timeout = float(busy_timeout)
-        self._catalog = Catalog.build()
         self._local = threading.local()
         self._lock = threading.Lock()
         self._bound: list[_Bound] = []
@@ -211,7 +219,8 @@ class SqliteStore:
 
     def _migrate(self) -> int:
         """Set WAL mode and apply pending migrations, holding the write lock so two processes
-        opening a new file at once cannot both apply them."""
+        opening a new file at once cannot both apply them; then check the file against the
+        tables served."""
         conn, mode = self._open_file()
         try:
             writer = self._writer_lock()
@@ -233,10 +242,10 @@ class SqliteStore:
                     raise
                 finally:
                     writer.release()
-            for mapper in self._catalog.mappers():
-                missing = missing_columns(db, mapper.table, mapper.names)
-                if missing:
-                    raise RuntimeError(f"table {mapper.table} lacks columns {missing}: a migration is missing")
+            problems = schema_problems(conn, self._catalog.tables)
+            if problems:
+                raise RuntimeError(f"{self.path} does not hold what the code needs ({'; '.join(problems)}): "
+                                   "a migration is missing")
             return int(conn.execute(_VERSION_SQL, (MIGRATION_SET,)).fetchone()[0])
         finally:
             conn.close()

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compliance_core import Platform, Plan
+from compliance_core import Platform
+from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_http.cli import build_parser, main, store_url
 
 COMPLIANCE = str(Path(sys.executable).with_name("compliance"))
@@ -77,7 +78,7 @@ def test_init_rejects_bad_plans_and_limits_with_a_json_error(run, db: str, argv,
     assert err["error"]["code"] == "validation_error"
     assert (err["error"]["details"]["field"], err["error"]["details"]["value"]) == (field, value)
     with platform_for(db) as platform, platform.uow.read() as session:
-        assert session.organizations.count() == 0
+        assert session[ORGANIZATIONS].count() == 0
 
 
 def test_set_plan_changes_the_rate_limits(run, db: str, org: dict) -> None:

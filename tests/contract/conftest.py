@@ -12,14 +12,22 @@ from typing import Callable, Iterator
 import pytest
 
 from compliance_core import Actor, FrozenClock, Platform, SequentialIds
+from compliance_core.kernel.uow import Store
 from compliance_core.platform import Bootstrap
-from compliance_core.uow import Store
 from compliance_store.memory import MemoryStore
-from compliance_store.sqlite import SqliteStore
+
+
+def _sqlite(tmp: pathlib.Path) -> Store:
+    # Imported when a test asks for it, so one store that does not import fails its own tests
+    # instead of every store's.
+    from compliance_store.sqlite import SqliteStore
+
+    return SqliteStore(f"sqlite:///{tmp / 'contract.db'}")
+
 
 STORES: dict[str, Callable[[pathlib.Path], Store]] = {
     "memory": lambda tmp: MemoryStore(),
-    "sqlite": lambda tmp: SqliteStore(f"sqlite:///{tmp / 'contract.db'}"),
+    "sqlite": _sqlite,
 }
 
 

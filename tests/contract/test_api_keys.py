@@ -6,10 +6,10 @@ import threading
 import attrs
 import pytest
 
-from compliance_core import Conflict, FrozenClock, NewApiKey, PageRequest, Platform, Role
-from compliance_core.api_keys import DailyUsage
+from compliance_core import Conflict, FrozenClock, PageRequest, Platform, Role
+from compliance_core.areas.api_keys import API_KEYS, DailyUsage, NewApiKey
+from compliance_core.kernel.uow import Store
 from compliance_core.platform import Bootstrap
-from compliance_core.uow import Store
 
 from . import samples
 
@@ -17,41 +17,41 @@ from . import samples
 def test_a_key_round_trips_with_every_field(store: Store) -> None:
     key = samples.api_key()
     with store.session(write=True) as session:
-        session.api_keys.add(key)
+        session[API_KEYS].add(key)
     with store.session(write=False) as session:
-        assert session.api_keys.get(key.organization_id, key.id) == key
-        assert session.api_keys.find_by_hash(key.secret_hash) == key
+        assert session[API_KEYS].get(key.organization_id, key.id) == key
+        assert session[API_KEYS].find_by_hash(key.secret_hash) == key
 
 
 def test_another_organizations_key_is_not_found(store: Store) -> None:
     key = samples.api_key(organization_id="org_a")
     with store.session(write=True) as session:
-        session.api_keys.add(key)
+        session[API_KEYS].add(key)
     with store.session(write=False) as session:
-        assert session.api_keys.get("org_b", key.id) is None
-        assert session.api_keys.get("org_a", "key_missing") is None
-        assert session.api_keys.find_by_hash("cd" * 32) is None
+        assert session[API_KEYS].get("org_b", key.id) is None
+        assert session[API_KEYS].get("org_a", "key_missing") is None
+        assert session[API_KEYS].find_by_hash("cd" * 32) is None
 
 
 def test_a_second_key_with_the_same_hash_is_a_conflict(store: Store) -> None:
     with store.session(write=True) as session:
-        session.api_keys.add(samples.api_key(id="key_1"))
+        session[API_KEYS].add(samples.api_key(id="key_1"))
     with pytest.raises(Conflict):
         with store.session(write=True) as session:
-            session.api_keys.add(samples.api_key(id="key_2"))
+            session[API_KEYS].add(samples.api_key(id="key_2"))
     with store.session(write=False) as session:
-        assert session.api_keys.get("org_a", "key_2") is None
+        assert session[API_KEYS].get("org_a", "key_2") is None
 
 
 def test_an_update_is_stored(store: Store) -> None:
     key = samples.api_key(revoked_at=None)
     with store.session(write=True) as session:
-        session.api_keys.add(key)
+        session[API_KEYS].add(key)
     revoked = attrs.evolve(key, revoked_at=samples.at(1000), name="renamed")
     with store.session(write=True) as session:
-        session.api_keys.update(revoked)
+        session[API_KEYS].update(revoked)
     with store.session(write=False) as session:
-        assert session.api_keys.get(key.organization_id, key.id) == revoked
+        assert session[API_KEYS].get(key.organization_id, key.id) == revoked
 
 
 def test_keys_list_in_creation_order_within_the_organization(store: Store) -> None:
@@ -61,12 +61,12 @@ def test_keys_list_in_creation_order_within_the_organization(store: Store) -> No
     ]
     with store.session(write=True) as session:
         for key in keys:
-            session.api_keys.add(key)
-        session.api_keys.add(samples.api_key(organization_id="org_b", id="key_other", secret_hash="f" * 64))
+            session[API_KEYS].add(key)
+        session[API_KEYS].add(samples.api_key(organization_id="org_b", id="key_other", secret_hash="f" * 64))
     expected = sorted(keys, key=lambda k: (k.created_at, k.id))
     with store.session(write=False) as session:
-        first, total = session.api_keys.list("org_a", PageRequest(page=1, per_page=4))
-        second, _ = session.api_keys.list("org_a", PageRequest(page=2, per_page=4))
+        first, total = session[API_KEYS].list("org_a", PageRequest(page=1, per_page=4))
+        second, _ = session[API_KEYS].list("org_a", PageRequest(page=2, per_page=4))
     assert total == 7
     assert first + second == expected
 
@@ -75,28 +75,28 @@ def test_record_use_counts_requests_per_utc_day_and_stamps_the_key(store: Store)
     key = samples.api_key(last_used_at=None)
     day = dt.datetime(2026, 5, 1, 23, 59, tzinfo=dt.timezone.utc)
     with store.session(write=True) as session:
-        session.api_keys.add(key)
-        session.api_keys.add(samples.api_key(id="key_other", secret_hash="e" * 64))
+        session[API_KEYS].add(key)
+        session[API_KEYS].add(samples.api_key(id="key_other", secret_hash="e" * 64))
     with store.session(write=True) as session:
-        session.api_keys.record_use(key.id, day - dt.timedelta(days=3))
-        session.api_keys.record_use(key.id, day)
-        session.api_keys.record_use(key.id, day)
-        session.api_keys.record_use("key_other", day)
+        session[API_KEYS].record_use(key.id, day - dt.timedelta(days=3))
+        session[API_KEYS].record_use(key.id, day)
+        session[API_KEYS].record_use(key.id, day)
+        session[API_KEYS].record_use("key_other", day)
     last = day + dt.timedelta(minutes=2)
     with store.session(write=True) as session:
-        session.api_keys.record_use(key.id, last)
+        session[API_KEYS].record_use(key.id, last)
     with store.session(write=False) as session:
-        assert session.api_keys.usage(key.id, dt.date(2026, 4, 1)) == [
+        assert session[API_KEYS].usage(key.id, dt.date(2026, 4, 1)) == [
             DailyUsage(date=dt.date(2026, 4, 28), requests=1),
             DailyUsage(date=dt.date(2026, 5, 1), requests=2),
             DailyUsage(date=dt.date(2026, 5, 2), requests=1),
         ]
-        assert session.api_keys.usage(key.id, dt.date(2026, 5, 1)) == [
+        assert session[API_KEYS].usage(key.id, dt.date(2026, 5, 1)) == [
             DailyUsage(date=dt.date(2026, 5, 1), requests=2),
             DailyUsage(date=dt.date(2026, 5, 2), requests=1),
         ]
-        assert session.api_keys.usage("key_unused", dt.date(2026, 1, 1)) == []
-        assert session.api_keys.get(key.organization_id, key.id).last_used_at == last
+        assert session[API_KEYS].usage("key_unused", dt.date(2026, 1, 1)) == []
+        assert session[API_KEYS].get(key.organization_id, key.id).last_used_at == last
 
 
 def test_admitted_requests_show_in_the_keys_usage(platform: Platform, boot: Bootstrap, clock: FrozenClock) -> None:

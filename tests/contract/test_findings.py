@@ -5,7 +5,9 @@ from typing import Any
 import attrs
 import pytest
 
-from compliance_core import (
+from compliance_core import PageRequest, Platform
+from compliance_core.areas.findings import (
+    FINDINGS,
     Finding,
     FindingFilter,
     FindingPatch,
@@ -13,11 +15,9 @@ from compliance_core import (
     FindingStatus,
     FindingType,
     NewFinding,
-    PageRequest,
-    Platform,
     Severity,
 )
-from compliance_core.uow import Store
+from compliance_core.kernel.uow import Store
 
 from . import samples
 
@@ -25,12 +25,12 @@ from . import samples
 def _add(store: Store, findings: list[Finding]) -> None:
     with store.session(write=True) as session:
         for finding in findings:
-            session.findings.add(finding)
+            session[FINDINGS].add(finding)
 
 
 def _list(store: Store, organization_id: str, filters: FindingFilter, page: PageRequest | None = None) -> tuple[list[Finding], int]:
     with store.session(write=False) as session:
-        items, total = session.findings.list(organization_id, filters, page or PageRequest())
+        items, total = session[FINDINGS].list(organization_id, filters, page or PageRequest())
     return list(items), total
 
 
@@ -44,14 +44,14 @@ def test_a_finding_round_trips_with_every_field(store: Store) -> None:
     finding = samples.finding()
     _add(store, [finding])
     with store.session(write=False) as session:
-        assert session.findings.get(finding.organization_id, finding.id) == finding
+        assert session[FINDINGS].get(finding.organization_id, finding.id) == finding
     assert _list(store, finding.organization_id, FindingFilter()) == ([finding], 1)
 
 
 def test_another_organizations_finding_is_not_found(store: Store) -> None:
     _add(store, [samples.finding(organization_id="org_a")])
     with store.session(write=False) as session:
-        assert session.findings.get("org_b", "fnd_full") is None
+        assert session[FINDINGS].get("org_b", "fnd_full") is None
     assert _list(store, "org_b", FindingFilter()) == ([], 0)
 
 
@@ -60,9 +60,9 @@ def test_an_update_replaces_every_field(store: Store) -> None:
     _add(store, [finding])
     changed = attrs.evolve(_plain(1), id=finding.id, content="", revision_note=None, closed_at=None)
     with store.session(write=True) as session:
-        session.findings.update(changed)
+        session[FINDINGS].update(changed)
     with store.session(write=False) as session:
-        assert session.findings.get("org_a", finding.id) == changed
+        assert session[FINDINGS].get("org_a", finding.id) == changed
 
 
 @pytest.mark.parametrize(("field", "wanted", "other"), [

@@ -6,9 +6,11 @@ from typing import Any, Callable
 import attrs
 import pytest
 
-from compliance_core import Conflict, NewPerson, NewVendor, Platform, SubProcessor
-from compliance_core.idempotency import IdempotencyRecord
-from compliance_core.uow import Store
+from compliance_core import Conflict, Platform
+from compliance_core.areas.people import NewPerson
+from compliance_core.areas.vendors import NewVendor, SubProcessor
+from compliance_core.kernel.idempotency import IDEMPOTENCY, IdempotencyRecord
+from compliance_core.kernel.uow import Store
 
 from . import samples
 
@@ -35,34 +37,34 @@ def _record(result: Any, **changes: Any) -> IdempotencyRecord:
 def test_a_record_round_trips_with_its_result(store: Store, kind: str) -> None:
     record = _record(RESULTS[kind]())
     with store.session(write=True) as session:
-        session.idempotency.put(record)
+        session[IDEMPOTENCY].put(record)
     with store.session(write=False) as session:
-        found = session.idempotency.get("org_a", "key:key_1", "abc-123")
+        found = session[IDEMPOTENCY].get("org_a", "key:key_1", "abc-123")
     assert found == record
     assert type(found.result) is type(record.result)
 
 
 def test_records_are_scoped_by_organization_principal_and_key(store: Store) -> None:
     with store.session(write=True) as session:
-        session.idempotency.put(_record("x"))
+        session[IDEMPOTENCY].put(_record("x"))
     with store.session(write=False) as session:
-        assert session.idempotency.get("org_b", "key:key_1", "abc-123") is None
-        assert session.idempotency.get("org_a", "key:key_2", "abc-123") is None
-        assert session.idempotency.get("org_a", "key:key_1", "abc-124") is None
+        assert session[IDEMPOTENCY].get("org_b", "key:key_1", "abc-123") is None
+        assert session[IDEMPOTENCY].get("org_a", "key:key_2", "abc-123") is None
+        assert session[IDEMPOTENCY].get("org_a", "key:key_1", "abc-124") is None
 
 
 def test_put_replaces_a_record_with_the_same_key_and_purge_drops_old_ones(store: Store) -> None:
     with store.session(write=True) as session:
-        session.idempotency.put(_record("old"))
-        session.idempotency.put(_record("other", key="k2", created_at=samples.at(10)))
+        session[IDEMPOTENCY].put(_record("old"))
+        session[IDEMPOTENCY].put(_record("other", key="k2", created_at=samples.at(10)))
     newer = _record("new", created_at=samples.at(5))
     with store.session(write=True) as session:
-        session.idempotency.put(newer)
+        session[IDEMPOTENCY].put(newer)
     with store.session(write=True) as session:
-        assert session.idempotency.purge(samples.at(6)) == 1
+        assert session[IDEMPOTENCY].purge(samples.at(6)) == 1
     with store.session(write=False) as session:
-        assert session.idempotency.get("org_a", "key:key_1", "abc-123") is None
-        assert session.idempotency.get("org_a", "key:key_1", "k2").result == "other"
+        assert session[IDEMPOTENCY].get("org_a", "key:key_1", "abc-123") is None
+        assert session[IDEMPOTENCY].get("org_a", "key:key_1", "k2").result == "other"
 
 
 def test_an_idempotent_create_is_stored_and_replayed_in_later_sessions(platform: Platform, owner: Any) -> None:
@@ -87,7 +89,7 @@ def test_a_failed_attempt_leaves_no_record(platform: Platform, owner: Any) -> No
     with pytest.raises(Conflict):
         platform.people.create(owner, NewPerson(name="A2", email="a@example.com"), idempotency_key="try")
     with platform.store.session(write=False) as session:
-        assert session.idempotency.get(owner.organization_id, owner.principal, "try") is None
+        assert session[IDEMPOTENCY].get(owner.organization_id, owner.principal, "try") is None
 
 
 def test_concurrent_calls_with_one_key_create_once(platform: Platform, owner: Any) -> None:

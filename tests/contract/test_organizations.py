@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import attrs
 
-from compliance_core import Plan, Platform
-from compliance_core.uow import Store
+from compliance_core import Platform
+from compliance_core.areas.organizations import ORGANIZATIONS, Plan
+from compliance_core.kernel.uow import Store
 
 from . import samples
 
@@ -11,10 +12,10 @@ from . import samples
 def test_an_organization_round_trips_with_every_field(store: Store) -> None:
     organization = samples.organization()
     with store.session(write=True) as session:
-        session.organizations.add(organization)
+        session[ORGANIZATIONS].add(organization)
     with store.session(write=False) as session:
-        assert session.organizations.get(organization.id) == organization
-        assert session.organizations.get("org_missing") is None
+        assert session[ORGANIZATIONS].get(organization.id) == organization
+        assert session[ORGANIZATIONS].get("org_missing") is None
 
 
 def test_an_update_replaces_the_stored_organization(store: Store) -> None:
@@ -22,21 +23,21 @@ def test_an_update_replaces_the_stored_organization(store: Store) -> None:
     changed = attrs.evolve(organization, name="Initrode", plan=Plan.FREE, rate_limit_rpm=None,
                            rate_limit_burst=None, updated_at=samples.at(99))
     with store.session(write=True) as session:
-        session.organizations.add(organization)
+        session[ORGANIZATIONS].add(organization)
     with store.session(write=True) as session:
-        session.organizations.update(changed)
+        session[ORGANIZATIONS].update(changed)
     with store.session(write=False) as session:
-        assert session.organizations.get(organization.id) == changed
+        assert session[ORGANIZATIONS].get(organization.id) == changed
 
 
 def test_count_counts_every_organization(store: Store) -> None:
     with store.session(write=False) as session:
-        assert session.organizations.count() == 0
+        assert session[ORGANIZATIONS].count() == 0
     with store.session(write=True) as session:
         for n in range(3):
-            session.organizations.add(samples.organization(id=f"org_{n}"))
+            session[ORGANIZATIONS].add(samples.organization(id=f"org_{n}"))
     with store.session(write=False) as session:
-        assert session.organizations.count() == 3
+        assert session[ORGANIZATIONS].count() == 3
 
 
 def test_the_platform_reads_back_what_it_bootstrapped(platform: Platform) -> None:

@@ -6,8 +6,17 @@ from typing import Any
 import attrs
 import pytest
 
-from compliance_core import Conflict, Department, NewPerson, PageRequest, Person, PersonFilter, PersonPatch, Platform, Role
-from compliance_core.uow import Store
+from compliance_core import Conflict, PageRequest, Platform, Role
+from compliance_core.areas.people import (
+    EMAILS,
+    PEOPLE,
+    Department,
+    NewPerson,
+    Person,
+    PersonFilter,
+    PersonPatch,
+)
+from compliance_core.kernel.uow import Store
 
 from . import samples
 
@@ -15,12 +24,12 @@ from . import samples
 def _add(store: Store, people: list[Person]) -> None:
     with store.session(write=True) as session:
         for person in people:
-            session.people.add(person)
+            session[PEOPLE].add(person)
 
 
 def _list(store: Store, organization_id: str, filters: PersonFilter, page: PageRequest | None = None) -> tuple[list[Person], int]:
     with store.session(write=False) as session:
-        items, total = session.people.list(organization_id, filters, page or PageRequest())
+        items, total = session[PEOPLE].list(organization_id, filters, page or PageRequest())
     return list(items), total
 
 
@@ -33,15 +42,15 @@ def test_a_person_round_trips_with_every_field(store: Store) -> None:
     person = samples.person()
     _add(store, [person])
     with store.session(write=False) as session:
-        assert session.people.get(person.organization_id, person.id) == person
+        assert session[PEOPLE].get(person.organization_id, person.id) == person
     assert _list(store, person.organization_id, PersonFilter()) == ([person], 1)
 
 
 def test_another_organizations_person_is_not_found(store: Store) -> None:
     _add(store, [samples.person(organization_id="org_a")])
     with store.session(write=False) as session:
-        assert session.people.get("org_b", "mem_full") is None
-        assert session.people.find_emails("org_b", ["zoe@example.com"]) == set()
+        assert session[PEOPLE].get("org_b", "mem_full") is None
+        assert session[EMAILS].find_emails("org_b", ["zoe@example.com"]) == set()
     assert _list(store, "org_b", PersonFilter()) == ([], 0)
 
 
@@ -52,7 +61,7 @@ def test_a_duplicate_email_in_the_organization_is_a_conflict(store: Store) -> No
     assert raised.value.details == {"field": "email", "value": "zoe@example.com"}
     _add(store, [samples.person(organization_id="org_b", id="mem_3")])  # another organization may reuse it
     with store.session(write=False) as session:
-        assert session.people.get("org_a", "mem_2") is None
+        assert session[PEOPLE].get("org_a", "mem_2") is None
 
 
 def test_changing_to_a_taken_email_is_a_conflict_and_a_freed_email_can_be_reused(store: Store) -> None:
@@ -60,15 +69,15 @@ def test_changing_to_a_taken_email_is_a_conflict_and_a_freed_email_can_be_reused
     _add(store, [first, second])
     with pytest.raises(Conflict) as raised:
         with store.session(write=True) as session:
-            session.people.update(attrs.evolve(second, email=first.email))
+            session[PEOPLE].update(attrs.evolve(second, email=first.email))
     assert raised.value.details == {"field": "email", "value": first.email}
     moved = attrs.evolve(first, email="new@example.com")
     with store.session(write=True) as session:
-        session.people.update(moved)
+        session[PEOPLE].update(moved)
     _add(store, [attrs.evolve(_plain("org_a", 3), email=first.email)])
     with store.session(write=False) as session:
-        assert session.people.get("org_a", first.id) == moved
-        assert session.people.find_emails("org_a", [first.email, "new@example.com", "nobody@example.com"]) == {
+        assert session[PEOPLE].get("org_a", first.id) == moved
+        assert session[EMAILS].find_emails("org_a", [first.email, "new@example.com", "nobody@example.com"]) == {
             first.email, "new@example.com"}
 
 
@@ -76,7 +85,7 @@ def test_find_emails_handles_many_addresses(store: Store) -> None:
     _add(store, [_plain("org_a", n) for n in range(0, 1200, 100)])
     asked = [f"p{n}@example.com" for n in range(1200)]
     with store.session(write=False) as session:
-        assert session.people.find_emails("org_a", asked) == {f"p{n}@example.com" for n in range(0, 1200, 100)}
+        assert session[EMAILS].find_emails("org_a", asked) == {f"p{n}@example.com" for n in range(0, 1200, 100)}
 
 
 @pytest.mark.parametrize(("field", "wanted", "other"), [

@@ -16,12 +16,18 @@ from typing import Any
 import pytest
 from sqlite_utils import Database
 
-from compliance_core import FrozenClock, NewVendor, Platform, ValidationError
-from compliance_core.idempotency import IdempotencyRecord
+from compliance_core import FrozenClock, Platform, ValidationError
+from compliance_core.areas.api_keys import API_KEYS
+from compliance_core.areas.findings import FINDINGS
+from compliance_core.areas.people import PEOPLE
+from compliance_core.areas.vendors import VENDORS, NewVendor
+from compliance_core.kernel.idempotency import IDEMPOTENCY, IdempotencyRecord
+from compliance_core.kernel.ratelimit import RATE_LIMITS
+from compliance_core.kernel.records import Records
 from compliance_core.platform import open_store
 from compliance_store.sqlite import SqliteStore
 from compliance_store.sqlite.locking import TurnQueue, fcntl, lock_path
-from compliance_store.sqlite.schema import migrations
+from compliance_store.sqlite.migrations import migrations
 
 from . import samples
 
@@ -66,11 +72,11 @@ def test_health_reports_the_file_wal_mode_and_schema_version(sqlite_store: Sqlit
 def test_migrations_apply_once_when_the_same_file_is_opened_again(url: str) -> None:
     first = SqliteStore(url)
     with first.session(write=True) as session:
-        session.vendors.add(samples.vendor())
+        session[VENDORS].add(samples.vendor())
     first.close()
     again = SqliteStore(url)
     with again.session(write=False) as session:
-        assert session.vendors.get("org_a", "vnd_full") == samples.vendor()
+        assert session[VENDORS].get("org_a", "vnd_full") == samples.vendor()
     applied = _applied(again.path)
     assert again.schema_version == first.schema_version == len(applied) == len(set(applied))
     again.close()
@@ -121,16 +127,16 @@ def test_two_threads_writing_at_once_both_commit(sqlite_store: SqliteStore) -> N
 def _read_and_write_in_child(url: str, organization_id: str, queue: Any) -> None:
     store = SqliteStore(url)
     with store.session(write=False) as session:
-        seen = session.vendors.get(organization_id, "vnd_full")
+        seen = session[VENDORS].get(organization_id, "vnd_full")
     with store.session(write=True) as session:
-        session.vendors.add(samples.plain_vendor(organization_id, "vnd_child"))
+        session[VENDORS].add(samples.plain_vendor(organization_id, "vnd_child"))
     store.close()
     queue.put((os.getpid(), None if seen is None else seen.name))
 
 
 def test_another_process_sees_committed_data_and_its_writes_are_seen(sqlite_store: SqliteStore) -> None:
     with sqlite_store.session(write=True) as session:
-        session.vendors.add(samples.vendor())
+        session[VENDORS].add(samples.vendor())
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     child = context.Process(target=_read_and_write_in_child, args=(sqlite_store.url, "org_a", queue))
@@ -139,31 +145,31 @@ def test_another_process_sees_committed_data_and_its_writes_are_seen(sqlite_stor
     child.join(timeout=60)
     assert (pid != os.getpid(), seen, child.exitcode) == (True, samples.vendor().name, 0)
     with sqlite_store.session(write=False) as session:
-        assert session.vendors.get("org_a", "vnd_child") == samples.plain_vendor("org_a", "vnd_child")
+        assert session[VENDORS].get("org_a", "vnd_child") == samples.plain_vendor("org_a", "vnd_child")
 
 
 def test_a_read_session_cannot_write(sqlite_store: SqliteStore) -> None:
     with pytest.raises(sqlite3.OperationalError):
         with sqlite_store.session(write=False) as session:
-            session.vendors.add(samples.vendor())
+            session[VENDORS].add(samples.vendor())
     with sqlite_store.session(write=False) as session:
-        assert session.vendors.get("org_a", "vnd_full") is None
+        assert session[VENDORS].get("org_a", "vnd_full") is None
 
 
 def test_a_read_inside_a_write_sees_the_writes_so_far(sqlite_store: SqliteStore) -> None:
     with sqlite_store.session(write=True) as outer:
-        outer.vendors.add(samples.vendor())
+        outer[VENDORS].add(samples.vendor())
         with sqlite_store.session(write=False) as inner:
-            assert inner.vendors.get("org_a", "vnd_full") == samples.vendor()
-        outer.people.add(samples.person())
+            assert inner[VENDORS].get("org_a", "vnd_full") == samples.vendor()
+        outer[PEOPLE].add(samples.person())
     with sqlite_store.session(write=False) as session:
-        assert session.people.get("org_a", "mem_full") == samples.person()
+        assert session[PEOPLE].get("org_a", "mem_full") == samples.person()
 
 
 def test_a_memory_url_uses_a_private_file_removed_on_close() -> None:
     store = SqliteStore("sqlite:///:memory:")
     with store.session(write=True) as session:
-        session.vendors.add(samples.vendor())
+        session[VENDORS].add(samples.vendor())
     assert os.path.exists(store.path)
     store.close()
     assert not os.path.exists(store.path)
@@ -217,7 +223,7 @@ def test_only_core_types_are_stored_as_idempotency_results(sqlite_store: SqliteS
                                result=object(), created_at=samples.T0)
     with pytest.raises(TypeError):
         with sqlite_store.session(write=True) as session:
-            session.idempotency.put(record)
+            session[IDEMPOTENCY].put(record)
     conn = sqlite3.connect(sqlite_store.path)
     conn.execute("INSERT INTO idempotency VALUES ('org_a', 'p', 'k', 'op', 'f', ?, ?)",
                  ('{"type":"os:system","value":"echo"}', samples.T0.isoformat()))
@@ -225,7 +231,26 @@ def test_only_core_types_are_stored_as_idempotency_results(sqlite_store: SqliteS
     conn.close()
     with pytest.raises(ValueError):
         with sqlite_store.session(write=False) as session:
-            session.idempotency.get("org_a", "p", "k")
+            session[IDEMPOTENCY].get("org_a", "p", "k")
+
+
+def test_a_result_stored_before_core_was_split_into_kernel_and_areas_still_loads(
+        sqlite_store: SqliteStore) -> None:
+    """Idempotency records live a day, so some written by the previous release are read by this
+    one: their type paths name core modules where they were then."""
+    record = IdempotencyRecord(organization_id="org_a", principal="p", key="k", operation="vendors.create",
+                               fingerprint="f", result=(samples.vendor(), samples.vendor().status),
+                               created_at=samples.T0)
+    with sqlite_store.session(write=True) as session:
+        session[IDEMPOTENCY].put(record)
+    conn = sqlite3.connect(sqlite_store.path)
+    with conn:
+        (stored,) = conn.execute("SELECT result FROM idempotency").fetchone()
+        assert stored.count('"compliance_core.areas.vendors:') == 2
+        conn.execute("UPDATE idempotency SET result = ?", (stored.replace(".areas.vendors:", ".vendors:"),))
+    conn.close()
+    with sqlite_store.session(write=False) as session:
+        assert session[IDEMPOTENCY].get("org_a", "p", "k") == record
 
 
 def test_a_write_nested_in_a_read_is_refused(sqlite_store: SqliteStore) -> None:
@@ -234,7 +259,7 @@ def test_a_write_nested_in_a_read_is_refused(sqlite_store: SqliteStore) -> None:
             with sqlite_store.session(write=True):
                 pass
     with sqlite_store.session(write=True) as session:
-        session.vendors.add(samples.vendor())
+        session[VENDORS].add(samples.vendor())
 
 
 def test_a_path_that_needs_quoting_in_a_uri_still_opens_for_reading(tmp_path: pathlib.Path) -> None:
@@ -242,38 +267,40 @@ def test_a_path_that_needs_quoting_in_a_uri_still_opens_for_reading(tmp_path: pa
     folder.mkdir()
     store = SqliteStore(f"sqlite:///{folder / 'data base.db'}")
     with store.session(write=True) as session:
-        session.vendors.add(samples.vendor())
+        session[VENDORS].add(samples.vendor())
     with store.session(write=False) as session:
-        assert session.vendors.get("org_a", "vnd_full") == samples.vendor()
+        assert session[VENDORS].get("org_a", "vnd_full") == samples.vendor()
     with pytest.raises(sqlite3.OperationalError):  # "&mode=rw" in the path did not reach the URI
         with store.session(write=False) as session:
-            session.people.add(samples.person())
+            session[PEOPLE].add(samples.person())
     store.close()
 
 
-# Revisions: the triggers cover what the repositories never do (delete, move between organizations).
+# Revisions: the triggers also cover what the repositories never do (move between organizations)
+# and writes made outside the store.
 
-def _revisions(store: SqliteStore, table: str) -> dict[str, int]:
+def _revisions(store: SqliteStore, records: Records[Any, Any]) -> dict[str, int]:
     with store.session(write=False) as session:
-        repository = getattr(session, table)
+        repository = session[records]
         return {org: repository.revision(org) for org in ("org_a", "org_b")}
 
 
-@pytest.mark.parametrize("table", ["vendors", "people", "findings"])
+@pytest.mark.parametrize("table", sorted(samples.TABLES))
 def test_deleting_a_row_or_moving_it_to_another_organization_moves_the_revisions(
         sqlite_store: SqliteStore, table: str) -> None:
-    make = {"vendors": samples.vendor, "people": samples.person, "findings": samples.finding}[table]
+    sample = samples.TABLES[table]
+    made = sample.make()
     with sqlite_store.session(write=True) as session:
-        getattr(session, table).add(make())
-    start = _revisions(sqlite_store, table)
+        session[sample.records].add(made)
+    start = _revisions(sqlite_store, sample.records)
     conn = sqlite3.connect(sqlite_store.path)
     with conn:
-        conn.execute(f"UPDATE {table} SET organization_id = 'org_b' WHERE id = ?", (make().id,))
-    moved = _revisions(sqlite_store, table)
+        conn.execute(f"UPDATE {table} SET organization_id = 'org_b' WHERE id = ?", (made.id,))
+    moved = _revisions(sqlite_store, sample.records)
     with conn:
-        conn.execute(f"DELETE FROM {table} WHERE id = ?", (make().id,))
+        conn.execute(f"DELETE FROM {table} WHERE id = ?", (made.id,))
     conn.close()
-    deleted = _revisions(sqlite_store, table)
+    deleted = _revisions(sqlite_store, sample.records)
     assert start["org_b"] == 0
     assert moved["org_a"] > start["org_a"] and moved["org_b"] > start["org_b"]
     assert deleted["org_a"] == moved["org_a"] and deleted["org_b"] > moved["org_b"]
@@ -285,10 +312,10 @@ def test_a_file_from_before_revisions_upgrades_and_counts_from_zero(url: str, tm
     db.close()
     store = SqliteStore(url)
     try:
-        assert _revisions(store, "vendors") == {"org_a": 0, "org_b": 0}
+        assert _revisions(store, VENDORS) == {"org_a": 0, "org_b": 0}
         with store.session(write=True) as session:
-            session.vendors.add(samples.vendor())
-        assert _revisions(store, "vendors")["org_a"] > 0
+            session[VENDORS].add(samples.vendor())
+        assert _revisions(store, VENDORS)["org_a"] > 0
         assert store.schema_version == len(_applied(store.path))
     finally:
         store.close()
@@ -316,7 +343,7 @@ def test_a_writer_waits_for_the_lock_file_instead_of_failing_at_the_busy_timeout
     def write() -> None:
         try:
             with store.session(write=True) as session:
-                session.vendors.add(samples.vendor())
+                session[VENDORS].add(samples.vendor())
             outcome.put(None)
         except BaseException as error:  # noqa: BLE001 - reported below
             outcome.put(error)
@@ -334,7 +361,7 @@ def test_a_writer_waits_for_the_lock_file_instead_of_failing_at_the_busy_timeout
         os.close(holder)
     assert outcome.get_nowait() is None
     with store.session(write=False) as session:
-        assert session.vendors.get("org_a", "vnd_full") == samples.vendor()
+        assert session[VENDORS].get("org_a", "vnd_full") == samples.vendor()
     store.close()
 
 
@@ -418,8 +445,8 @@ def test_admissions_from_several_processes_and_threads_all_commit_and_add_up(url
     store = SqliteStore(url)
     with store.session(write=False) as session:
         key_id = boot.owner_key.key.id
-        usage = session.api_keys.usage(key_id, dt.date(2000, 1, 1))
-        bucket = session.rate_limits.get(key_id)
+        usage = session[API_KEYS].usage(key_id, dt.date(2000, 1, 1))
+        bucket = session[RATE_LIMITS].get(key_id)
     store.close()
     assert sum(day.requests for day in usage) == admitted
     assert bucket is not None and bucket.tokens == burst - admitted
@@ -430,7 +457,7 @@ def _write_through_the_inherited_store(store: SqliteStore, go: Any, results: Any
     results.put("started")
     try:
         with store.session(write=True) as session:
-            session.people.add(samples.person())
+            session[PEOPLE].add(samples.person())
         results.put("committed")
     except BaseException as error:  # noqa: BLE001 - reported to the parent
         results.put(repr(error))
@@ -444,13 +471,13 @@ def test_a_forked_child_opens_its_own_lock_and_waits_for_the_parents_write(url: 
     fork happens between transactions: SQLite forbids forking while a transaction is open.)"""
     store = SqliteStore(url, busy_timeout=0.05)
     with store.session(write=True) as session:
-        session.vendors.add(samples.vendor())
+        session[VENDORS].add(samples.vendor())
     context = multiprocessing.get_context("fork")
     go, results = context.Queue(), context.Queue()
     child = context.Process(target=_write_through_the_inherited_store, args=(store, go, results))
     child.start()
     with store.session(write=True) as session:
-        session.findings.add(samples.finding())
+        session[FINDINGS].add(samples.finding())
         go.put("go")
         assert results.get(timeout=60) == "started"
         with pytest.raises(queue.Empty):
@@ -458,6 +485,6 @@ def test_a_forked_child_opens_its_own_lock_and_waits_for_the_parents_write(url: 
     assert results.get(timeout=60) == "committed"
     child.join(timeout=60)
     with store.session(write=False) as session:
-        assert session.people.get("org_a", "mem_full") == samples.person()
-        assert session.findings.get("org_a", "fnd_full") == samples.finding()
+        assert session[PEOPLE].get("org_a", "mem_full") == samples.person()
+        assert session[FINDINGS].get("org_a", "fnd_full") == samples.finding()
     store.close()

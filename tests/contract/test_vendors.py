@@ -9,19 +9,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compliance_core import (
+from compliance_core import PageRequest, Platform
+from compliance_core.areas.vendors import (
+    VENDORS,
     Criticality,
     DpaStatus,
     NewVendor,
-    PageRequest,
-    Platform,
     Vendor,
     VendorCategory,
     VendorFilter,
     VendorPatch,
     VendorStatus,
 )
-from compliance_core.uow import Store
+from compliance_core.kernel.uow import Store
 
 from . import samples
 
@@ -41,12 +41,12 @@ FILTER_VALUES: dict[str, tuple[Any, Any]] = {
 def _add(store: Store, vendors: list[Vendor]) -> None:
     with store.session(write=True) as session:
         for vendor in vendors:
-            session.vendors.add(vendor)
+            session[VENDORS].add(vendor)
 
 
 def _list(store: Store, organization_id: str, filters: VendorFilter, page: PageRequest) -> tuple[list[Vendor], int]:
     with store.session(write=False) as session:
-        items, total = session.vendors.list(organization_id, filters, page)
+        items, total = session[VENDORS].list(organization_id, filters, page)
     return list(items), total
 
 
@@ -54,7 +54,7 @@ def test_a_vendor_round_trips_with_every_field(store: Store) -> None:
     vendor = samples.vendor()
     _add(store, [vendor])
     with store.session(write=False) as session:
-        assert session.vendors.get(vendor.organization_id, vendor.id) == vendor
+        assert session[VENDORS].get(vendor.organization_id, vendor.id) == vendor
     assert _list(store, vendor.organization_id, VendorFilter(archived=True), PageRequest()) == ([vendor], 1)
 
 
@@ -62,14 +62,14 @@ def test_a_vendor_with_only_required_fields_round_trips(store: Store) -> None:
     vendor = samples.plain_vendor("org_a", "vnd_plain")
     _add(store, [vendor])
     with store.session(write=False) as session:
-        assert session.vendors.get("org_a", "vnd_plain") == vendor
+        assert session[VENDORS].get("org_a", "vnd_plain") == vendor
 
 
 def test_another_organizations_vendor_is_not_found(store: Store) -> None:
     _add(store, [samples.vendor(organization_id="org_a")])
     with store.session(write=False) as session:
-        assert session.vendors.get("org_b", "vnd_full") is None
-        assert session.vendors.get("org_a", "vnd_missing") is None
+        assert session[VENDORS].get("org_b", "vnd_full") is None
+        assert session[VENDORS].get("org_a", "vnd_missing") is None
     assert _list(store, "org_b", VendorFilter(archived=True), PageRequest()) == ([], 0)
 
 
@@ -81,9 +81,9 @@ def test_an_update_replaces_every_field(store: Store) -> None:
         updated_at=samples.at(10_000),
     )
     with store.session(write=True) as session:
-        session.vendors.update(changed)
+        session[VENDORS].update(changed)
     with store.session(write=False) as session:
-        assert session.vendors.get(vendor.organization_id, vendor.id) == changed
+        assert session[VENDORS].get(vendor.organization_id, vendor.id) == changed
 
 
 @pytest.mark.parametrize("field", sorted(FILTER_VALUES))

@@ -22,7 +22,9 @@ import attrs
 import httpx
 import pytest
 
-from compliance_core import Actor, Client, IssuedKey, LocalTransport, Plan, Platform
+from compliance_core import Actor, Client, LocalTransport, Platform
+from compliance_core.areas.api_keys import IssuedKey
+from compliance_core.areas.organizations import Plan
 
 COMPLIANCE = str(Path(sys.executable).with_name("compliance"))
 LISTENING = re.compile(r"listening on (http://\S+)/v1")

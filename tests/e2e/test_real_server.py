@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from compliance_core import Plan
+from compliance_core.areas.organizations import Plan
 
 from e2e_support import start_server
 

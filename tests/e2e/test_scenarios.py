@@ -18,21 +18,16 @@ import pytest
 from compliance_core import (
     ComplianceError,
     Conflict,
-    FindingFilter,
-    FindingPatch,
     Forbidden,
-    NewApiKey,
-    NewFinding,
-    NewPerson,
-    NewVendor,
     NotFound,
     PageRequest,
-    PersonFilter,
     Unauthorized,
     ValidationError,
-    VendorFilter,
-    VendorPatch,
 )
+from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
+from compliance_core.areas.people import NewPerson, PersonFilter
+from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
 
 from e2e_support import Context, Harness
 

@@ -3,11 +3,16 @@ of the spec's error body."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import falcon.testing
+import pytest
+from jsonschema.exceptions import ValidationError as SchemaError
+from openapi_schema_validator import OAS30Validator
 
-from compliance_core import Actor, NewApiKey, Platform, Role
+from compliance_core import Actor, Platform, Role
+from compliance_core.areas.api_keys import NewApiKey
 
 
 class Api:
@@ -57,3 +62,32 @@ def issue_key(platform: Platform, organization_id: str, role: Role | str, **opti
     issued = platform.api_keys.create(owner, NewApiKey(name=f"{role} key", role=role, **options))
     assert issued.secret is not None
     return issued.secret
+
+
+def _strict(document: dict[str, Any]) -> dict[str, Any]:
+    """The components with undocumented keys forbidden, to catch the wire and the document
+    drifting apart (the ``allOf`` of IssuedKey cannot be strict and is left as is)."""
+    components = copy.deepcopy(document["components"])
+    for name, schema in components["schemas"].items():
+        if schema.get("type") == "object" and "properties" in schema and name != "ApiKey":
+            schema.setdefault("additionalProperties", False)
+    return components
+
+
+def check_answer(document: dict[str, Any], path: str, method: str, status: int, body: Any) -> None:
+    """Assert that the OpenAPI document lists ``status`` for the operation and that ``body``
+    (parsed JSON, or None when there is none) fits the documented schema."""
+    operation = document["paths"][path][method.lower()]
+    assert str(status) in operation["responses"], f"{method} {path}: {status} is not documented"
+    response = operation["responses"][str(status)]
+    if "$ref" in response:
+        response = document["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+    content = response.get("content", {}).get("application/json")
+    if content is None:
+        assert body is None, f"{method} {path} {status}: a body where none is documented"
+        return
+    schema = {**content["schema"], "components": _strict(document)}
+    try:
+        OAS30Validator(schema).validate(body)
+    except SchemaError as error:  # pragma: no cover - the message is the point
+        pytest.fail(f"{method} {path} {status}: {error.message} at {list(error.absolute_path)}")

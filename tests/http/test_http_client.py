@@ -8,32 +8,27 @@ from typing import Any
 
 import attrs
 import httpx
+
+from compliance_core.kernel.registry import Operation
+from compliance_http.routes import OPENAPI
 import pytest
 
 from compliance_core import (
     Actor,
     Client,
     ComplianceError,
-    FindingFilter,
-    FindingPatch,
     FrozenClock,
     LocalTransport,
-    NewApiKey,
-    NewFinding,
-    NewPerson,
-    NewVendor,
     PageRequest,
-    PersonFilter,
-    PersonPatch,
     Platform,
     RateLimited,
     Role,
     SequentialIds,
-    SubProcessor,
-    VendorFilter,
-    VendorPatch,
 )
-from compliance_core.api_keys import ApiKey, IssuedKey
+from compliance_core.areas.api_keys import ApiKey, IssuedKey, NewApiKey
+from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
+from compliance_core.areas.people import NewPerson, PersonFilter, PersonPatch
+from compliance_core.areas.vendors import NewVendor, SubProcessor, VendorFilter, VendorPatch
 from compliance_http.app import create_app
 from compliance_http.client import HTTPTransport
 from compliance_store.memory import MemoryStore
@@ -174,10 +169,16 @@ def test_path_parameters_are_escaped() -> None:
     assert raised.value.details == {"resource": "vendor", "id": "vnd 1?archived=true#x"}
 
 
-def test_unknown_operation_is_a_key_error() -> None:
+def test_an_operation_without_a_route_is_a_key_error() -> None:
     transport = HTTPTransport("http://testserver", "k", transport=httpx.WSGITransport(app=create_app(platform())))
     with pytest.raises(KeyError):
-        transport.call("vendors.delete", {})
+        transport.call(Operation(name="vendors.explode", action=None), {})
     with pytest.raises(KeyError):
-        transport.call("openapi", {})
+        transport.call(OPENAPI, {})
     transport.close()
+
+
+def test_a_client_method_no_area_declares_is_an_attribute_error() -> None:
+    client = http_client(platform(), "k")
+    with pytest.raises(AttributeError):
+        client.vendors.delete("vnd_1")

@@ -14,7 +14,8 @@ import falcon.testing
 import pytest
 
 from compliance_core import FrozenClock, Platform, SequentialIds
-from compliance_core.vendors import VendorService
+from compliance_core.areas.api_keys import API_KEYS
+from compliance_core.areas.vendors import VendorService
 from compliance_http import errors
 from compliance_http.app import create_app
 from compliance_http.wire import Wire
@@ -175,10 +176,10 @@ class TestRateLimit:
 
     @staticmethod
     def _org_id(platform: Platform, caller: Api) -> str:
-        from compliance_core.api_keys import hash_secret
+        from compliance_core.areas.api_keys import hash_secret
 
         with platform.uow.read() as session:
-            key = session.api_keys.find_by_hash(hash_secret(caller.key or ""))
+            key = session[API_KEYS].find_by_hash(hash_secret(caller.key or ""))
         assert key is not None
         return key.organization_id
 

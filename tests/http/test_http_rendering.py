@@ -11,12 +11,20 @@ import attrs
 import orjson
 
 from compliance_core import Actor, FrozenClock, Platform, Role
-from compliance_core.api_keys import ApiKey
-from compliance_core.findings import Finding, FindingSource, FindingStatus, FindingType, Severity
-from compliance_core.pagination import Page, PageRequest
-from compliance_core.people import Department, Person
-from compliance_core.validation import wire_name
-from compliance_core.vendors import Criticality, DpaStatus, PurposeCategory, SubProcessor, Vendor, VendorCategory
+from compliance_core.areas.api_keys import ApiKey
+from compliance_core.areas.findings import Finding, FindingSource, FindingStatus, FindingType, Severity
+from compliance_core.areas.people import Department, Person
+from compliance_core.areas.vendors import (
+    Criticality,
+    DpaStatus,
+    PurposeCategory,
+    SubProcessor,
+    Vendor,
+    VendorCategory,
+)
+from compliance_core.kernel.pagination import Page, PageRequest
+from compliance_core.kernel.rendering import Renderer
+from compliance_core.kernel.validation import wire_name
 from compliance_http.wire import Wire
 from http_support import Api
 
@@ -103,7 +111,7 @@ def test_equal_pages_that_are_different_objects_render_their_own_content() -> No
 
 def test_api_key_status_follows_the_clock_even_for_the_same_page() -> None:
     clock = FrozenClock()
-    wire = Wire(clock)
+    wire = Wire(Renderer(clock))
     key = ApiKey(id="key_1", organization_id="org_1", name="CI", role=Role.AUDITOR, prefix="comp_ab",
                  secret_hash="secret", created_at=clock.now(), expires_at=clock.now() + dt.timedelta(days=1))
     page = Page(items=(key,), total=1, page=1, per_page=50)

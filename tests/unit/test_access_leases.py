@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_core import FrozenClock, NewApiKey, Platform, RateLimited, SequentialIds, Unauthorized
-from compliance_core.ratelimit import RateLimitPolicy, lease
+from compliance_core import FrozenClock, Platform, RateLimited, SequentialIds, Unauthorized
+from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.kernel.ratelimit import RATE_LIMITS, RateLimitPolicy, lease
 from compliance_store.memory import MemoryStore
 
 
@@ -22,7 +23,7 @@ def _pair(clock: FrozenClock) -> tuple[Platform, Platform]:
 
 def _bucket(platform: Platform, key_id: str) -> float:
     with platform.uow.read() as session:
-        return session.rate_limits.get(key_id).tokens
+        return session[RATE_LIMITS].get(key_id).tokens
 
 
 def _admit_until_limited(platform: Platform, secret: str, most: int = 10_000) -> int:

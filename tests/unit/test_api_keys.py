@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_core import Forbidden, NewApiKey, NotFound, Plan, RateLimited, Role, Unauthorized, ValidationError
-from compliance_core.api_keys import hash_secret
-from compliance_core.ratelimit import Bucket, RateLimitPolicy, take
+from compliance_core import Forbidden, NotFound, RateLimited, Role, Unauthorized, ValidationError
+from compliance_core.areas.api_keys import NewApiKey, hash_secret
+from compliance_core.areas.organizations import Plan
+from compliance_core.kernel.ratelimit import Bucket, RateLimitPolicy, take
 
 
 def test_secret_is_shown_once_and_stored_only_as_a_hash(platform, owner) -> None:

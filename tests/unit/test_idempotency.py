@@ -6,7 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compliance_core import Conflict, NewApiKey, NewFinding, NewVendor, ValidationError, VendorFilter
+from compliance_core import Conflict, ValidationError
+from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.areas.findings import NewFinding
+from compliance_core.areas.vendors import NewVendor, VendorFilter
 
 
 def test_same_key_same_payload_returns_the_original(platform, owner, clock) -> None:

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
-from compliance_core import FindingPatch, FrozenClock, NewFinding, NewPerson, NewVendor, PageRequest, Platform, SequentialIds
-from compliance_core import VendorFilter, VendorPatch
-from compliance_core.pagination import PageCache
+import itertools
+
+from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
+from compliance_core.areas.findings import FindingPatch, NewFinding
+from compliance_core.areas.people import NewPerson
+from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
+from compliance_core.kernel.pagination import PageCache
 from compliance_store.memory import MemoryStore
 
 
@@ -46,20 +50,91 @@ def test_another_organizations_writes_keep_the_page(platform, owner, other_org) 
     assert platform.vendors.list(owner) is first
 
 
-def test_the_cache_is_bounded() -> None:
-    class Repo:
-        calls = 0
+class FakeRecords:
+    """A repository that counts its list queries; its pages are empty unless ``full`` names them
+    (then they hold ``per_page`` strings of a kilobyte)."""
 
-        def revision(self, organization_id: str) -> int:
-            return 0
+    def __init__(self, full: tuple[int, ...] = ()) -> None:
+        self.calls = 0
+        self.full = full
 
-        def list(self, organization_id, filters, page):
-            Repo.calls += 1
-            return [], 0
+    def revision(self, organization_id: str) -> int:
+        return 0
 
-    cache, repo = PageCache(size=2), Repo()
-    for n in (1, 2, 3, 1):
-        cache.fetch(repo, "org_1", None, PageRequest(page=n))
-    assert Repo.calls == 4  # page 1 was evicted by page 3
-    cache.fetch(repo, "org_1", None, PageRequest(page=1))
-    assert Repo.calls == 4
+    def list(self, organization_id, filters, page):
+        self.calls += 1
+        if page.page in self.full:
+            return [f"{n:04d}" + "x" * 1020 for n in range(page.per_page)], 1000
+        return [], 0
+
+
+def _charged_for_an_empty_page() -> int:
+    cache = PageCache()
+    cache.fetch("vendors", FakeRecords(), "org_1", None, PageRequest())
+    return cache.used
+
+
+EMPTY_PAGE = _charged_for_an_empty_page()
+"""The bytes the cache counts for an empty page (its fixed overhead)."""
+
+
+def test_one_cache_per_platform_shared_by_its_areas(platform) -> None:
+    caches = {id(platform.services[name].pages) for name in ("vendors", "people", "findings")}
+    assert len(caches) == 1
+    other = Platform(MemoryStore(), clock=FrozenClock(), ids=SequentialIds())
+    assert other.vendors.pages is not platform.vendors.pages
+
+
+def test_the_byte_budget_evicts_the_least_recently_used_page() -> None:
+    cache, repo = PageCache(2 * EMPTY_PAGE), FakeRecords()
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=2))
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))  # a hit: page 1 is now the most recent
+    assert repo.calls == 2
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=3))  # over budget: page 2 goes
+    assert repo.calls == 3 and cache.used <= cache.budget
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=3))
+    assert repo.calls == 3
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=2))
+    assert repo.calls == 4
+
+
+def test_the_budget_counts_bytes_not_pages() -> None:
+    cache, repo = PageCache(8 * EMPTY_PAGE), FakeRecords(full=(9,))
+    for n in range(1, 9):
+        cache.fetch("vendors", repo, "org_1", None, PageRequest(page=n))
+    assert repo.calls == 8 and cache.used == 8 * EMPTY_PAGE
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=9, per_page=2))  # about 2 KiB
+    assert EMPTY_PAGE < cache.used <= cache.budget
+    assert _cached(cache, repo, PageRequest(page=9, per_page=2))
+    # Newest first, up to the first miss (a miss stores the page again and evicts another).
+    kept = list(itertools.takewhile(lambda n: _cached(cache, repo, PageRequest(page=n)), range(8, 0, -1)))
+    assert 1 <= len(kept) <= 6  # one page of items pushed out several empty ones, the oldest first
+    assert not _cached(cache, repo, PageRequest(page=1))
+
+
+def _cached(cache: PageCache, repo: FakeRecords, request: PageRequest) -> bool:
+    before = repo.calls
+    cache.fetch("vendors", repo, "org_1", None, request)
+    return repo.calls == before
+
+
+def test_a_page_larger_than_the_budget_is_served_but_not_kept() -> None:
+    cache, repo = PageCache(EMPTY_PAGE - 1), FakeRecords()
+    for _ in range(2):
+        assert cache.fetch("vendors", repo, "org_1", None, PageRequest()).total == 0
+    assert repo.calls == 2 and cache.used == 0
+
+
+def test_scope_and_area_keep_entries_apart() -> None:
+    cache, repo = PageCache(), FakeRecords()
+    request = PageRequest()
+    first = cache.fetch("findings", repo, "org_1", None, request, scope="mem_1")
+    assert cache.fetch("findings", repo, "org_1", None, request, scope="mem_1") is first
+    assert repo.calls == 1
+    assert cache.fetch("findings", repo, "org_1", None, request, scope="mem_2") is not first
+    assert cache.fetch("findings", repo, "org_1", None, request) is not first
+    assert cache.fetch("vendors", repo, "org_1", None, request, scope="mem_1") is not first
+    assert cache.fetch("findings", repo, "org_2", None, request, scope="mem_1") is not first
+    assert repo.calls == 5

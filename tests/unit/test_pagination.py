@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_core import FrozenClock, NewVendor, Page, PageRequest, Platform, SequentialIds, ValidationError
+from compliance_core import FrozenClock, Page, PageRequest, Platform, SequentialIds, ValidationError
+from compliance_core.areas.vendors import NewVendor
 from compliance_store.memory import MemoryStore
 
 

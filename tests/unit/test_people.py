@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from compliance_core import Conflict, Forbidden, NewPerson, NotFound, PersonFilter, PersonPatch, Role, ValidationError
-from compliance_core.people import MAX_BULK
+from compliance_core import Conflict, Forbidden, NotFound, Role, ValidationError
+from compliance_core.areas.people import MAX_BULK, NewPerson, PersonFilter, PersonPatch
 
 
 def test_create_and_unique_email(platform, owner, other_org) -> None:

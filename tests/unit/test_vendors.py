@@ -6,15 +6,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compliance_core import (
-    UNSET,
+from compliance_core import UNSET, NotFound, PageRequest, ValidationError
+from compliance_core.areas.people import NewPerson
+from compliance_core.areas.vendors import (
     Criticality,
     DpaStatus,
-    NewPerson,
     NewVendor,
-    NotFound,
-    PageRequest,
-    ValidationError,
     VendorCategory,
     VendorFilter,
     VendorPatch,

@@ -9,12 +9,15 @@ from typing import Any, Protocol
 
 import attrs
 
-from .errors import Conflict, Forbidden, ValidationError, require
-from .idempotency import run_idempotent
-from .pagination import Page, PageCache, PageRequest
-from .permissions import Actor, Role, authorize, ensure_can_grant
-from .uow import UnitOfWork
-from .validation import Patch, Unset, boolean, choice, email, optional_choice, optional_text, patch_field, text, wire_name
+from ..kernel.errors import Conflict, Forbidden, ValidationError
+from ..kernel.events import Event
+from ..kernel.idempotency import run_idempotent
+from ..kernel.pagination import Page, PageCache, PageRequest
+from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, authorize, ensure_can_grant
+from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.registry import Area, Operation, Repo
+from ..kernel.uow import UnitOfWork
+from ..kernel.validation import Patch, Unset, boolean, choice, email, optional_choice, optional_text, patch_field, text, wire_name
 
 __all__ = [
     "Department",
@@ -22,8 +25,16 @@ __all__ = [
     "NewPerson",
     "PersonPatch",
     "PersonFilter",
-    "PersonRepository",
+    "EmailIndex",
     "PeopleService",
+    "PEOPLE",
+    "EMAILS",
+    "PERSON_READ",
+    "PERSON_CREATE",
+    "PERSON_UPDATE",
+    "PersonCreated",
+    "PersonUpdated",
+    "AREA",
     "MAX_BULK",
     "parse_members",
 ]
@@ -93,22 +104,32 @@ class PersonFilter:
         )
 
 
-class PersonRepository(Protocol):
-    def revision(self, organization_id: str) -> int:
-        """A number that grows whenever any of the organization's people is added or changed,
-        in the same transaction as the change: list pages are cached against it."""
+PEOPLE: Records[Person, PersonFilter] = Records(
+    "people", model=Person, filters=PersonFilter, kind="person", prefix="mem", cached=True
+)
 
-    def add(self, person: Person) -> None:
-        """Raise ``Conflict`` if the e-mail is already taken in the organization."""
 
-    def get(self, organization_id: str, person_id: str) -> Person | None: ...
+class EmailIndex(Protocol):
+    """E-mails are unique within an organization; the people repository also answers this, and
+    its ``add``/``update`` raise ``Conflict`` for a taken e-mail."""
 
     def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
         """Which of these e-mails already belong to someone in the organization."""
+        ...
 
-    def update(self, person: Person) -> None: ...
 
-    def list(self, organization_id: str, filters: PersonFilter, page: PageRequest) -> tuple[list[Person], int]: ...
+EMAILS: Repo[EmailIndex] = Repo("people")
+PERSON_READ = Action("person:read", MEMBERS)
+PERSON_CREATE = Action("person:create", MANAGERS)
+PERSON_UPDATE = Action("person:update", MANAGERS)
+
+
+class PersonCreated(Event):
+    type = "person.created"
+
+
+class PersonUpdated(Event):
+    type = "person.updated"
 
 
 def _entry(index: int, item: Any) -> NewPerson:
@@ -166,30 +187,30 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
 @attrs.define
 class PeopleService:
     uow: UnitOfWork
-    pages: PageCache = attrs.field(factory=PageCache)
+    pages: PageCache
 
     def list(self, actor: Actor, filters: PersonFilter | None = None, page: PageRequest | None = None) -> Page[Person]:
-        authorize(actor, "person:read")
-        filters = filters or PersonFilter()
-        page = page or PageRequest()
+        authorize(actor, PERSON_READ)
         with self.uow.read() as session:
-            return self.pages.fetch(session.people, actor.organization_id, filters, page)
+            return list_page(session, PEOPLE, self.pages, actor.organization_id, filters or PersonFilter(),
+                             page or PageRequest())
 
     def get(self, actor: Actor, person_id: str) -> Person:
-        authorize(actor, "person:read")
+        authorize(actor, PERSON_READ)
         with self.uow.read() as session:
-            return require(session.people.get(actor.organization_id, person_id), "person", person_id)
+            return fetch(session, PEOPLE, actor.organization_id, person_id)
 
     def create(self, actor: Actor, data: NewPerson, *, idempotency_key: str | None = None) -> Person:
-        authorize(actor, "person:create")
+        authorize(actor, PERSON_CREATE)
         ensure_can_grant(actor, data.role)
         now = self.uow.clock.now()
 
         def create() -> Person:
-            if tx.people.find_emails(actor.organization_id, [data.email]):
+            if tx[EMAILS].find_emails(actor.organization_id, [data.email]):
                 raise _taken(data.email)
             person = self._new(actor, data, now)
-            tx.people.add(person)
+            tx[PEOPLE].add(person)
+            tx.record(PersonCreated(organization_id=actor.organization_id, subject=person))
             return person
 
         with self.uow.write() as tx:
@@ -199,7 +220,7 @@ class PeopleService:
                     idempotency_key: str | None = None) -> tuple[Person, ...]:
         """All or nothing: any invalid entry rejects the whole batch, and the error's
         ``details.errors`` lists each bad entry's index, field, value and reason."""
-        authorize(actor, "person:create")
+        authorize(actor, PERSON_CREATE)
         entries = parse_members(members)
         above = [{"index": i, "field": "role", "value": e.role.value, "reason": "above the caller's role"}
                  for i, e in enumerate(entries) if e.role.rank > actor.role.rank]
@@ -209,7 +230,7 @@ class PeopleService:
         now = self.uow.clock.now()
 
         def create() -> tuple[Person, ...]:
-            taken = tx.people.find_emails(actor.organization_id, [e.email for e in entries])
+            taken = tx[EMAILS].find_emails(actor.organization_id, [e.email for e in entries])
             if taken:
                 raise Conflict(
                     f"{len(taken)} e-mail(s) already belong to people in this organization; none were created",
@@ -220,33 +241,34 @@ class PeopleService:
                 )
             people = tuple(self._new(actor, entry, now) for entry in entries)
             for person in people:
-                tx.people.add(person)
+                tx[PEOPLE].add(person)
+                tx.record(PersonCreated(organization_id=actor.organization_id, subject=person))
             return people
 
         with self.uow.write() as tx:
             return run_idempotent(tx, actor, idempotency_key, "people.bulk_create", entries, now, create)
 
     def update(self, actor: Actor, person_id: str, patch: PersonPatch) -> Person:
-        authorize(actor, "person:update")
+        authorize(actor, PERSON_UPDATE)
         changes = patch.changes()
         if "role" in changes:
             ensure_can_grant(actor, changes["role"])
         with self.uow.write() as tx:
-            current = require(tx.people.get(actor.organization_id, person_id), "person", person_id)
+            current = fetch(tx, PEOPLE, actor.organization_id, person_id)
             ensure_can_grant(actor, current.role)
-            if not changes:
+            previous = changed(current, changes)
+            if not previous:
                 return current
-            if changes.get("email", current.email) != current.email and tx.people.find_emails(
-                actor.organization_id, [changes["email"]]
-            ):
+            if "email" in previous and tx[EMAILS].find_emails(actor.organization_id, [changes["email"]]):
                 raise _taken(changes["email"])
             updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
-            tx.people.update(updated)
+            tx[PEOPLE].update(updated)
+            tx.record(PersonUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
     def _new(self, actor: Actor, data: NewPerson, now: dt.datetime) -> Person:
         return Person(
-            id=self.uow.ids.new("mem"),
+            id=self.uow.ids.new(PEOPLE.prefix),
             organization_id=actor.organization_id,
             created_at=now,
             updated_at=now,
@@ -258,3 +280,24 @@ def _taken(address: str) -> Conflict:
     return Conflict("a person with this e-mail already exists in the organization",
                     {"field": "email", "value": address})
 
+
+
+_PERSON = ("person_id",)
+
+AREA = Area(
+    name="people",
+    service=lambda context: PeopleService(context.uow, context.pages),
+    actions=(PERSON_READ, PERSON_CREATE, PERSON_UPDATE),
+    records=(PEOPLE,),
+    events=(PersonCreated, PersonUpdated),
+    operations=(
+        Operation(name="people.list", action=PERSON_READ, filters=PersonFilter, paged=True, result=Person),
+        Operation(name="people.create", action=PERSON_CREATE, body=NewPerson, idempotent=True, result=Person,
+                  example={"name": "Ada Lovelace", "email": "ada@example.com"}),
+        Operation(name="people.bulk_create", action=PERSON_CREATE, body=NewPerson, batch=parse_members, idempotent=True,
+                  result=Person, example={"members": [{"name": "Grace Hopper", "email": "grace@example.com"}]}),
+        Operation(name="people.get", action=PERSON_READ, ids=_PERSON, result=Person),
+        Operation(name="people.update", action=PERSON_UPDATE, ids=_PERSON, body=PersonPatch, result=Person,
+                  example={"jobTitle": "Engineer"}),
+    ),
+)

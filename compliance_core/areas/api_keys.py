@@ -9,16 +9,19 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
-from typing import Callable, Protocol
+from typing import Any, Callable, ClassVar, Protocol
 
 import attrs
 
-from .errors import ValidationError, require
-from .idempotency import run_idempotent
-from .pagination import Page, PageRequest
-from .permissions import Actor, Role, authorize, ensure_can_grant
-from .uow import UnitOfWork
-from .validation import choice, text, timestamp
+from ..kernel.errors import ValidationError, require
+from ..kernel.events import Event
+from ..kernel.idempotency import run_idempotent
+from ..kernel.pagination import Page, PageRequest
+from ..kernel.permissions import MANAGERS, Action, Actor, Role, authorize, ensure_can_grant
+from ..kernel.registry import Area, Operation, Repo
+from ..kernel.rendering import WireView
+from ..kernel.uow import UnitOfWork
+from ..kernel.validation import choice, text, timestamp
 
 __all__ = [
     "ApiKey",
@@ -31,6 +34,13 @@ __all__ = [
     "hash_secret",
     "new_secret",
     "USAGE_DAYS",
+    "API_KEYS",
+    "API_KEY_CREATE",
+    "API_KEY_READ",
+    "API_KEY_REVOKE",
+    "ApiKeyCreated",
+    "ApiKeyRevoked",
+    "AREA",
 ]
 
 KEY_PREFIX = "comp_"
@@ -45,8 +55,15 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def _status(key: ApiKey, now: dt.datetime) -> dict[str, Any]:
+    return {"status": key.status(now)}
+
+
 @attrs.frozen(kw_only=True)
 class ApiKey:
+    WIRE_VIEW: ClassVar[WireView] = WireView(omit=frozenset({"secret_hash"}), extra=_status, clocked=True)
+    """Never shows its hash; its status depends on the time of the answer."""
+
     id: str
     organization_id: str
     name: str
@@ -72,6 +89,8 @@ class ApiKey:
 class IssuedKey:
     """A created key. ``secret`` is the only copy of the key value and is never stored; a
     replay of the creating request through its Idempotency-Key returns ``secret=None``."""
+
+    WIRE_VIEW: ClassVar[WireView] = WireView(inline=frozenset({"key"}), rename={"secret": "key"})
 
     key: ApiKey
     secret: str | None = attrs.field(repr=False)
@@ -117,6 +136,20 @@ class ApiKeyRepository(Protocol):
         """Days with requests from ``since`` on, oldest first."""
 
 
+API_KEYS: Repo[ApiKeyRepository] = Repo("api_keys")
+API_KEY_CREATE = Action("api_key:create", MANAGERS)
+API_KEY_READ = Action("api_key:read", MANAGERS)
+API_KEY_REVOKE = Action("api_key:revoke", MANAGERS)
+
+
+class ApiKeyCreated(Event):
+    type = "api_key.created"
+
+
+class ApiKeyRevoked(Event):
+    type = "api_key.archived"
+
+
 @attrs.define
 class ApiKeyService:
     uow: UnitOfWork
@@ -124,7 +157,7 @@ class ApiKeyService:
     """Writes usage this process counted but has not stored yet (see ``access``)."""
 
     def create(self, actor: Actor, data: NewApiKey, *, idempotency_key: str | None = None) -> IssuedKey:
-        authorize(actor, "api_key:create")
+        authorize(actor, API_KEY_CREATE)
         ensure_can_grant(actor, data.role)
         now = self.uow.clock.now()
         if data.expires_at is not None and data.expires_at <= now:
@@ -133,7 +166,8 @@ class ApiKeyService:
 
         def create() -> ApiKey:
             issued.append(self.issue(actor.organization_id, data, created_by=actor.principal))
-            tx.api_keys.add(issued[0].key)
+            tx[API_KEYS].add(issued[0].key)
+            tx.record(ApiKeyCreated(organization_id=actor.organization_id, subject=issued[0].key))
             return issued[0].key
 
         with self.uow.write() as tx:
@@ -157,35 +191,38 @@ class ApiKeyService:
         return IssuedKey(key=key, secret=secret)
 
     def list(self, actor: Actor, page: PageRequest | None = None) -> Page[ApiKey]:
-        authorize(actor, "api_key:read")
+        authorize(actor, API_KEY_READ)
         page = page or PageRequest()
         with self.uow.read() as session:
-            items, total = session.api_keys.list(actor.organization_id, page)
+            items, total = session[API_KEYS].list(actor.organization_id, page)
         return Page.of(items, total, page)
 
     def get(self, actor: Actor, key_id: str) -> ApiKey:
-        authorize(actor, "api_key:read")
+        authorize(actor, API_KEY_READ)
         with self.uow.read() as session:
-            return require(session.api_keys.get(actor.organization_id, key_id), "api key", key_id)
+            return require(session[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
 
     def revoke(self, actor: Actor, key_id: str) -> ApiKey:
-        authorize(actor, "api_key:revoke")
+        authorize(actor, API_KEY_REVOKE)
         with self.uow.write() as tx:
-            key = require(tx.api_keys.get(actor.organization_id, key_id), "api key", key_id)
+            key = require(tx[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
             ensure_can_grant(actor, key.role)
             if key.revoked_at is not None:
                 return key
-            key = attrs.evolve(key, revoked_at=self.uow.clock.now())
-            tx.api_keys.update(key)
+            revoked = attrs.evolve(key, revoked_at=self.uow.clock.now())
+            tx[API_KEYS].update(revoked)
+            tx.record(ApiKeyRevoked(organization_id=actor.organization_id, subject=revoked,
+                                    previous={"revoked_at": None}))
+            key = revoked
         return key
 
     def usage(self, actor: Actor, key_id: str) -> KeyUsage:
-        authorize(actor, "api_key:read")
+        authorize(actor, API_KEY_READ)
         since = self.uow.clock.now().date() - dt.timedelta(days=USAGE_DAYS - 1)
         self.flush_usage()
         with self.uow.read() as session:
-            key = require(session.api_keys.get(actor.organization_id, key_id), "api key", key_id)
-            days = session.api_keys.usage(key_id, since)
+            key = require(session[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
+            days = session[API_KEYS].usage(key_id, since)
         return KeyUsage(
             key_id=key.id,
             last_used_at=key.last_used_at,
@@ -193,3 +230,19 @@ class ApiKeyService:
             days=tuple(days),
         )
 
+
+
+AREA = Area(
+    name="api_keys",
+    service=lambda context: ApiKeyService(context.uow, flush_usage=context.flush_admission),
+    actions=(API_KEY_CREATE, API_KEY_READ, API_KEY_REVOKE),
+    events=(ApiKeyCreated, ApiKeyRevoked),
+    operations=(
+        Operation(name="api_keys.list", action=API_KEY_READ, paged=True, result=ApiKey),
+        Operation(name="api_keys.create", action=API_KEY_CREATE, body=NewApiKey, idempotent=True,
+                  result=IssuedKey, example={"name": "CI pipeline", "role": "auditor"}),
+        Operation(name="api_keys.get", action=API_KEY_READ, ids=("key_id",), result=ApiKey),
+        Operation(name="api_keys.revoke", action=API_KEY_REVOKE, ids=("key_id",), result=ApiKey),
+        Operation(name="api_keys.usage", action=API_KEY_READ, ids=("key_id",), result=KeyUsage),
+    ),
+)

@@ -13,7 +13,9 @@ from typing import Protocol
 
 import attrs
 
-__all__ = ["RateLimitPolicy", "Bucket", "RateDecision", "RateLimitRepository", "lease", "take"]
+from .registry import Repo
+
+__all__ = ["RateLimitPolicy", "Bucket", "RateDecision", "RateLimitRepository", "lease", "take", "RATE_LIMITS"]
 
 
 @attrs.frozen
@@ -47,6 +49,9 @@ class RateLimitRepository(Protocol):
     def get(self, key_id: str) -> Bucket | None: ...
 
     def put(self, key_id: str, bucket: Bucket) -> None: ...
+
+
+RATE_LIMITS: Repo[RateLimitRepository] = Repo("rate_limits")
 
 
 def lease(bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime, *, want: int = 1,

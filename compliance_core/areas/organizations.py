@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Callable, Protocol
+from typing import Any, Callable, ClassVar, Protocol
 
 import attrs
 
-from .errors import ValidationError, require
-from .permissions import Actor, authorize
-from .ratelimit import RateLimitPolicy
-from .uow import UnitOfWork
-from .validation import choice, text
+from ..kernel.errors import ValidationError, require
+from ..kernel.permissions import MEMBERS, OWNERS, Action, Actor, authorize
+from ..kernel.ratelimit import RateLimitPolicy
+from ..kernel.registry import Area, Operation, Repo
+from ..kernel.rendering import WireView
+from ..kernel.uow import UnitOfWork
+from ..kernel.validation import choice, text
 
 __all__ = [
     "Plan",
@@ -23,6 +25,10 @@ __all__ = [
     "OrganizationService",
     "check_limits",
     "NewOrganization",
+    "ORGANIZATIONS",
+    "ORGANIZATION_READ",
+    "ORGANIZATION_UPDATE",
+    "AREA",
 ]
 
 
@@ -42,8 +48,18 @@ PLAN_LIMITS = {
 ENTERPRISE_DEFAULT = RateLimitPolicy(1200, 2400)
 
 
+def _rate_limit(organization: Organization, _: dt.datetime) -> dict[str, Any]:
+    limit = organization.rate_limit
+    return {"rateLimit": {"requestsPerMinute": limit.requests_per_minute, "burst": limit.burst}}
+
+
 @attrs.frozen(kw_only=True)
 class Organization:
+    WIRE_VIEW: ClassVar[WireView] = WireView(
+        omit=frozenset({"rate_limit_rpm", "rate_limit_burst"}), extra=_rate_limit
+    )
+    """Shows the effective limits, whatever plan they come from."""
+
     id: str
     name: str
     plan: Plan
@@ -78,6 +94,11 @@ class OrganizationRepository(Protocol):
     def count(self) -> int: ...
 
 
+ORGANIZATIONS: Repo[OrganizationRepository] = Repo("organizations")
+ORGANIZATION_READ = Action("organization:read", MEMBERS)
+ORGANIZATION_UPDATE = Action("organization:update", OWNERS)
+
+
 def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | None, int | None]:
     """Negotiated figures belong to Enterprise only; burst may never be below the rate."""
     for field, value in (("rpm", rpm), ("burst", burst)):
@@ -106,7 +127,7 @@ class OrganizationService:
         """Operator action (CLI, embedding app): there is no caller inside the tenant yet."""
         with self.uow.write() as tx:
             organization = self.new(name, plan, rpm=rpm, burst=burst)
-            tx.organizations.add(organization)
+            tx[ORGANIZATIONS].add(organization)
         return organization
 
     def new(self, name: str, plan: Plan | str, *, rpm: int | None, burst: int | None) -> Organization:
@@ -124,22 +145,30 @@ class OrganizationService:
         )
 
     def get(self, actor: Actor) -> Organization:
-        authorize(actor, "organization:read")
+        authorize(actor, ORGANIZATION_READ)
         with self.uow.read() as session:
-            return require(session.organizations.get(actor.organization_id), "organization", actor.organization_id)
+            return require(session[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
 
     def set_plan(self, actor: Actor, plan: Plan | str, *, rpm: int | None = None,
                  burst: int | None = None) -> Organization:
-        authorize(actor, "organization:update")
+        authorize(actor, ORGANIZATION_UPDATE)
         plan = choice(Plan).converter(plan, attrs.fields(NewOrganization).plan)
         rpm, burst = check_limits(plan, rpm, burst)
         with self.uow.write() as tx:
-            current = require(tx.organizations.get(actor.organization_id), "organization", actor.organization_id)
+            current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
             updated = attrs.evolve(
                 current, plan=plan, rate_limit_rpm=rpm, rate_limit_burst=burst,
                 updated_at=self.uow.clock.now(),
             )
-            tx.organizations.update(updated)
+            tx[ORGANIZATIONS].update(updated)
         self.plan_changed()
         return updated
 
+
+
+AREA = Area(
+    name="organizations",
+    service=lambda context: OrganizationService(context.uow, plan_changed=context.flush_admission),
+    actions=(ORGANIZATION_READ, ORGANIZATION_UPDATE),
+    operations=(Operation(name="organizations.get", action=ORGANIZATION_READ, result=Organization),),
+)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 
 from .clock import utc
 from .errors import ValidationError
+from .rendering import wire_name
 
 __all__ = [
     "wire_name",
@@ -27,6 +28,7 @@ __all__ = [
     "choice",
     "optional_choice",
     "boolean",
+    "integer",
     "country",
     "optional_country",
     "url",
@@ -56,11 +58,6 @@ class Unset(enum.Enum):
 
 
 UNSET = Unset.UNSET
-
-
-def wire_name(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _fail(field: attrs.Attribute, value: Any, reason: str) -> ValidationError:
@@ -139,6 +136,17 @@ def _boolean(value: Any, field: attrs.Attribute) -> bool:
 
 
 boolean = _converter(_boolean)
+
+
+def integer(minimum: int, maximum: int) -> attrs.Converter:
+    """A whole number within bounds (true and false are not numbers here)."""
+
+    def check(value: Any, field: attrs.Attribute) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            raise _fail(field, value, f"must be an integer from {minimum} to {maximum}")
+        return value
+
+    return _converter(check)
 
 COUNTRIES = frozenset(
     """AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ
@@ -232,6 +240,9 @@ def patch_field(converter: attrs.Converter) -> Any:
 @attrs.frozen(kw_only=True)
 class Patch:
     """Base of partial updates: ``changes()`` holds only the fields the caller sent."""
+
+    IS_PATCH: ClassVar[bool] = True
+    """Operations pass a patch to the service as ``patch`` (other bodies as ``data``)."""
 
     def changes(self) -> dict[str, Any]:
         values = ((f.name, getattr(self, f.name)) for f in attrs.fields(type(self)))

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
-from .errors import ValidationError, require
-from .events import DomainEvent, jsonable
-from .idempotency import run_idempotent
-from .pagination import Page, PageCache, PageRequest
-from .permissions import Actor, authorize
-from .uow import Tx, UnitOfWork
-from .validation import Patch, Unset, blank_text, choice, optional_choice, optional_text, patch_field, text
+from ..kernel.errors import ValidationError
+from ..kernel.events import Event
+from ..kernel.idempotency import run_idempotent
+from ..kernel.pagination import Page, PageCache, PageRequest
+from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
+from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.registry import Area, Operation
+from ..kernel.uow import Tx, UnitOfWork
+from ..kernel.validation import Patch, Unset, blank_text, choice, optional_choice, optional_text, patch_field, text
 
 __all__ = [
     "Severity",
@@ -26,14 +28,17 @@ __all__ = [
     "NewFinding",
     "FindingPatch",
     "FindingFilter",
-    "FindingRepository",
     "FindingService",
-    "FINDING_CREATED",
-    "FINDING_SEVERITY_CHANGED",
+    "FINDINGS",
+    "FINDING_READ",
+    "FINDING_CREATE",
+    "FINDING_UPDATE",
+    "FINDING_CLOSE",
+    "FindingCreated",
+    "FindingUpdated",
+    "FindingSeverityChanged",
+    "AREA",
 ]
-
-FINDING_CREATED = "finding.created"
-FINDING_SEVERITY_CHANGED = "finding.severity_changed"
 
 
 class Severity(enum.StrEnum):
@@ -123,71 +128,80 @@ class FindingFilter:
         )
 
 
-class FindingRepository(Protocol):
-    def revision(self, organization_id: str) -> int:
-        """A number that grows whenever any of the organization's findings is added or changed,
-        in the same transaction as the change: list pages are cached against it."""
+FINDINGS: Records[Finding, FindingFilter] = Records(
+    "findings", model=Finding, filters=FindingFilter, kind="finding", prefix="fnd", cached=True
+)
+FINDING_READ = Action("finding:read", EVERYONE)
+FINDING_CREATE = Action("finding:create", MANAGERS)
+FINDING_UPDATE = Action("finding:update", MANAGERS)
+FINDING_CLOSE = Action("finding:close", MANAGERS)
 
-    def add(self, finding: Finding) -> None: ...
 
-    def get(self, organization_id: str, finding_id: str) -> Finding | None: ...
+class FindingCreated(Event):
+    """One of the spec's webhook occasions."""
 
-    def update(self, finding: Finding) -> None: ...
+    type = "finding.created"
 
-    def list(self, organization_id: str, filters: FindingFilter, page: PageRequest) -> tuple[list[Finding], int]: ...
+
+class FindingUpdated(Event):
+    type = "finding.updated"
+
+
+class FindingSeverityChanged(Event):
+    """One of the spec's webhook occasions; ``previous`` holds the old severity."""
+
+    type = "finding.severity_changed"
 
 
 @attrs.define
 class FindingService:
     uow: UnitOfWork
-    pages: PageCache = attrs.field(factory=PageCache)
+    pages: PageCache
 
     def list(self, actor: Actor, filters: FindingFilter | None = None, page: PageRequest | None = None) -> Page[Finding]:
-        authorize(actor, "finding:read")
-        filters = filters or FindingFilter()
-        page = page or PageRequest()
+        authorize(actor, FINDING_READ)
         with self.uow.read() as session:
-            return self.pages.fetch(session.findings, actor.organization_id, filters, page)
+            return list_page(session, FINDINGS, self.pages, actor.organization_id, filters or FindingFilter(),
+                             page or PageRequest())
 
     def get(self, actor: Actor, finding_id: str) -> Finding:
-        authorize(actor, "finding:read")
+        authorize(actor, FINDING_READ)
         with self.uow.read() as session:
-            return require(session.findings.get(actor.organization_id, finding_id), "finding", finding_id)
+            return fetch(session, FINDINGS, actor.organization_id, finding_id)
 
     def create(self, actor: Actor, data: NewFinding, *, idempotency_key: str | None = None) -> Finding:
-        authorize(actor, "finding:create")
+        authorize(actor, FINDING_CREATE)
         now = self.uow.clock.now()
 
         def create() -> Finding:
             finding = Finding(
-                id=self.uow.ids.new("fnd"),
+                id=self.uow.ids.new(FINDINGS.prefix),
                 organization_id=actor.organization_id,
                 created_by=actor.principal,
                 created_at=now,
                 updated_at=now,
                 **attrs.asdict(data, recurse=False),
             )
-            tx.findings.add(finding)
-            tx.record(DomainEvent(type=FINDING_CREATED, organization_id=actor.organization_id,
-                                  subject_id=finding.id, data={"finding": jsonable(finding)}))
+            tx[FINDINGS].add(finding)
+            tx.record(FindingCreated(organization_id=actor.organization_id, subject=finding))
             return finding
 
         with self.uow.write() as tx:
             return run_idempotent(tx, actor, idempotency_key, "findings.create", data, now, create)
 
     def update(self, actor: Actor, finding_id: str, patch: FindingPatch) -> Finding:
-        authorize(actor, "finding:update")
+        authorize(actor, FINDING_UPDATE)
         changes = patch.changes()
         with self.uow.write() as tx:
-            current = require(tx.findings.get(actor.organization_id, finding_id), "finding", finding_id)
+            current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if not changes:
                 return current
             return self._apply(tx, actor, current, changes)
 
     def close(self, actor: Actor, finding_id: str) -> Finding:
-        authorize(actor, "finding:close")
+        authorize(actor, FINDING_CLOSE)
         with self.uow.write() as tx:
-            current = require(tx.findings.get(actor.organization_id, finding_id), "finding", finding_id)
+            current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if current.status is FindingStatus.CLOSED:
                 return current
             return self._apply(tx, actor, current, {"status": FindingStatus.CLOSED})
@@ -202,13 +216,33 @@ class FindingService:
             changes["revision_note"] = None  # a note answers one revision request, no more
         if status is not current.status:
             changes["closed_at"] = now if status is FindingStatus.CLOSED else None
+        previous = changed(current, changes)
+        if not previous:
+            return current
         updated = attrs.evolve(current, **changes, updated_at=now)
-        tx.findings.update(updated)
-        if updated.severity is not current.severity:
-            tx.record(DomainEvent(
-                type=FINDING_SEVERITY_CHANGED, organization_id=actor.organization_id, subject_id=updated.id,
-                data={"findingId": updated.id, "previousSeverity": current.severity.value,
-                      "severity": updated.severity.value, "finding": jsonable(updated)},
-            ))
+        tx[FINDINGS].update(updated)
+        tx.record(FindingUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
+        if "severity" in previous:
+            tx.record(FindingSeverityChanged(organization_id=actor.organization_id, subject=updated,
+                                             previous={"severity": current.severity}))
         return updated
 
+
+_FINDING = ("finding_id",)
+
+AREA = Area(
+    name="findings",
+    service=lambda context: FindingService(context.uow, context.pages),
+    actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE),
+    records=(FINDINGS,),
+    events=(FindingCreated, FindingUpdated, FindingSeverityChanged),
+    operations=(
+        Operation(name="findings.list", action=FINDING_READ, filters=FindingFilter, paged=True, result=Finding),
+        Operation(name="findings.create", action=FINDING_CREATE, body=NewFinding, idempotent=True, result=Finding,
+                  example={"title": "TLS 1.0 enabled on the edge", "severity": "high"}),
+        Operation(name="findings.get", action=FINDING_READ, ids=_FINDING, result=Finding),
+        Operation(name="findings.update", action=FINDING_UPDATE, ids=_FINDING, body=FindingPatch, result=Finding,
+                  example={"severity": "critical"}),
+        Operation(name="findings.close", action=FINDING_CLOSE, ids=_FINDING, result=Finding),
+    ),
+)

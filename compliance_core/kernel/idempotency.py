@@ -16,11 +16,12 @@ from typing import Any, Callable, Protocol, TypeVar
 import attrs
 
 from .errors import Conflict, ValidationError
-from .events import jsonable
+from .registry import Repo
+from .rendering import json_value
 from .permissions import Actor
 from .uow import Tx
 
-__all__ = ["IdempotencyRecord", "IdempotencyRepository", "run_idempotent", "fingerprint", "RETENTION"]
+__all__ = ["IdempotencyRecord", "IdempotencyRepository", "run_idempotent", "fingerprint", "RETENTION", "IDEMPOTENCY"]
 
 T = TypeVar("T")
 RETENTION = dt.timedelta(hours=24)
@@ -46,9 +47,23 @@ class IdempotencyRepository(Protocol):
     def purge(self, before: dt.datetime) -> int: ...
 
 
+def _plain(value: Any) -> Any:
+    """Command models as plain values, for a stable digest (field names as they are in core)."""
+    if attrs.has(type(value)):
+        return {f.name: _plain(getattr(value, f.name)) for f in attrs.fields(type(value))}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return json_value(value)
+
+
 def fingerprint(operation: str, payload: Any) -> str:
-    body = json.dumps([operation, jsonable(payload)], sort_keys=True, separators=(",", ":"), default=str)
+    body = json.dumps([operation, _plain(payload)], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+IDEMPOTENCY: Repo[IdempotencyRepository] = Repo("idempotency")
 
 
 def _check_key(key: Any) -> str:
@@ -70,7 +85,7 @@ def run_idempotent(
         return run()
     key = _check_key(key)
     digest = fingerprint(operation, payload)
-    found = tx.idempotency.get(actor.organization_id, actor.principal, key)
+    found = tx[IDEMPOTENCY].get(actor.organization_id, actor.principal, key)
     if found is not None and found.created_at > now - RETENTION:
         if found.fingerprint != digest:
             raise Conflict(
@@ -79,7 +94,7 @@ def run_idempotent(
             )
         return found.result  # type: ignore[no-any-return]
     result = run()
-    tx.idempotency.put(
+    tx[IDEMPOTENCY].put(
         IdempotencyRecord(
             organization_id=actor.organization_id,
             principal=actor.principal,

@@ -10,12 +10,15 @@ from typing import Any, Protocol
 
 import attrs
 
-from .errors import ValidationError, require
-from .idempotency import run_idempotent
-from .pagination import Page, PageCache, PageRequest
-from .permissions import Actor, authorize
-from .uow import Session, UnitOfWork
-from .validation import (
+from ..kernel.errors import ValidationError
+from ..kernel.events import Event
+from ..kernel.idempotency import run_idempotent
+from ..kernel.pagination import Page, PageCache, PageRequest
+from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
+from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.uow import UnitOfWork
+from ..kernel.validation import (
     EEA_COUNTRIES,
     UNSET,
     Patch,
@@ -48,8 +51,18 @@ __all__ = [
     "NewVendor",
     "VendorPatch",
     "VendorFilter",
-    "VendorRepository",
     "VendorService",
+    "VENDORS",
+    "VENDOR_READ",
+    "VENDOR_CREATE",
+    "VENDOR_UPDATE",
+    "VENDOR_ARCHIVE",
+    "VendorCreated",
+    "VendorUpdated",
+    "VendorArchived",
+    "VendorRestored",
+    "MemberLookup",
+    "AREA",
 ]
 
 
@@ -293,19 +306,38 @@ class VendorFilter:
         )
 
 
-class VendorRepository(Protocol):
-    def revision(self, organization_id: str) -> int:
-        """A number that grows whenever any of the organization's vendors is added or changed,
-        in the same transaction as the change: list pages are cached against it."""
+VENDORS: Records[Vendor, VendorFilter] = Records(
+    "vendors", model=Vendor, filters=VendorFilter, kind="vendor", prefix="vnd", partition="archived", cached=True
+)
+VENDOR_READ = Action("vendor:read", EVERYONE)
+VENDOR_CREATE = Action("vendor:create", MANAGERS)
+VENDOR_UPDATE = Action("vendor:update", MANAGERS)
+VENDOR_ARCHIVE = Action("vendor:archive", MANAGERS)
 
-    def add(self, vendor: Vendor) -> None: ...
 
-    def get(self, organization_id: str, vendor_id: str) -> Vendor | None: ...
+class MemberLookup(Protocol):
+    """The port to the people area: whether an id is a person of the organization."""
 
-    def update(self, vendor: Vendor) -> None: ...
+    def get(self, organization_id: str, person_id: str) -> object | None: ...
 
-    def list(self, organization_id: str, filters: VendorFilter, page: PageRequest) -> tuple[list[Vendor], int]:
-        """One page ordered by (created_at, id), and the total matching the filters."""
+
+MEMBERS: Repo[MemberLookup] = Repo("people")
+
+
+class VendorCreated(Event):
+    type = "vendor.created"
+
+
+class VendorUpdated(Event):
+    type = "vendor.updated"
+
+
+class VendorArchived(Event):
+    type = "vendor.archived"
+
+
+class VendorRestored(Event):
+    type = "vendor.restored"
 
 
 def check_vendor(vendor: Vendor) -> None:
@@ -332,32 +364,31 @@ def check_vendor(vendor: Vendor) -> None:
 
 
 def check_assignee(session: Session, organization_id: str, assignee_id: str | None) -> None:
-    if assignee_id is not None and session.people.get(organization_id, assignee_id) is None:
+    if assignee_id is not None and session[MEMBERS].get(organization_id, assignee_id) is None:
         raise ValidationError.field("assigneeId", assignee_id, "is not a person in this organization")
 
 
 @attrs.define
 class VendorService:
     uow: UnitOfWork
-    pages: PageCache = attrs.field(factory=PageCache)
+    pages: PageCache
 
     def list(self, actor: Actor, filters: VendorFilter | None = None, page: PageRequest | None = None) -> Page[Vendor]:
-        authorize(actor, "vendor:read")
-        filters = filters or VendorFilter()
-        page = page or PageRequest()
+        authorize(actor, VENDOR_READ)
         with self.uow.read() as session:
-            return self.pages.fetch(session.vendors, actor.organization_id, filters, page)
+            return list_page(session, VENDORS, self.pages, actor.organization_id, filters or VendorFilter(),
+                             page or PageRequest())
 
     def get(self, actor: Actor, vendor_id: str) -> Vendor:
-        authorize(actor, "vendor:read")
+        authorize(actor, VENDOR_READ)
         with self.uow.read() as session:
-            return require(session.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
+            return fetch(session, VENDORS, actor.organization_id, vendor_id)
 
     def create(self, actor: Actor, data: NewVendor, *, idempotency_key: str | None = None) -> Vendor:
-        authorize(actor, "vendor:create")
+        authorize(actor, VENDOR_CREATE)
         now = self.uow.clock.now()
         vendor = Vendor(
-            id=self.uow.ids.new("vnd"),
+            id=self.uow.ids.new(VENDORS.prefix),
             organization_id=actor.organization_id,
             created_at=now,
             updated_at=now,
@@ -367,45 +398,72 @@ class VendorService:
 
         def create() -> Vendor:
             check_assignee(tx, actor.organization_id, vendor.assignee_id)
-            tx.vendors.add(vendor)
+            tx[VENDORS].add(vendor)
+            tx.record(VendorCreated(organization_id=actor.organization_id, subject=vendor))
             return vendor
 
         with self.uow.write() as tx:
             return run_idempotent(tx, actor, idempotency_key, "vendors.create", data, now, create)
 
     def update(self, actor: Actor, vendor_id: str, patch: VendorPatch) -> Vendor:
-        authorize(actor, "vendor:update")
+        authorize(actor, VENDOR_UPDATE)
         changes = patch.changes()
         with self.uow.write() as tx:
-            current = require(tx.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
-            if not changes:
+            current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
+            previous = changed(current, changes)
+            if not previous:
                 return current
             updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
             check_vendor(updated)
-            if "assignee_id" in changes:
+            if "assignee_id" in previous:
                 check_assignee(tx, actor.organization_id, updated.assignee_id)
-            tx.vendors.update(updated)
+            tx[VENDORS].update(updated)
+            tx.record(VendorUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
     def archive(self, actor: Actor, vendor_id: str) -> Vendor:
         """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
-        authorize(actor, "vendor:archive")
+        authorize(actor, VENDOR_ARCHIVE)
         with self.uow.write() as tx:
-            current = require(tx.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
+            current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             if current.archived:
                 return current
             now = self.uow.clock.now()
             updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
-            tx.vendors.update(updated)
+            tx[VENDORS].update(updated)
+            tx.record(VendorArchived(organization_id=actor.organization_id, subject=updated,
+                                     previous={"archived": False, "archived_at": None}))
         return updated
 
     def restore(self, actor: Actor, vendor_id: str) -> Vendor:
-        authorize(actor, "vendor:archive")
+        authorize(actor, VENDOR_ARCHIVE)
         with self.uow.write() as tx:
-            current = require(tx.vendors.get(actor.organization_id, vendor_id), "vendor", vendor_id)
+            current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             if not current.archived:
                 return current
             updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
-            tx.vendors.update(updated)
+            tx[VENDORS].update(updated)
+            tx.record(VendorRestored(organization_id=actor.organization_id, subject=updated,
+                                     previous={"archived": True, "archived_at": current.archived_at}))
         return updated
 
+
+_VENDOR = ("vendor_id",)
+
+AREA = Area(
+    name="vendors",
+    service=lambda context: VendorService(context.uow, context.pages),
+    actions=(VENDOR_READ, VENDOR_CREATE, VENDOR_UPDATE, VENDOR_ARCHIVE),
+    records=(VENDORS,),
+    events=(VendorCreated, VendorUpdated, VendorArchived, VendorRestored),
+    operations=(
+        Operation(name="vendors.list", action=VENDOR_READ, filters=VendorFilter, paged=True, result=Vendor),
+        Operation(name="vendors.create", action=VENDOR_CREATE, body=NewVendor, idempotent=True, result=Vendor,
+                  example={"name": "Cloud Co", "country": "IE", "criticality": "critical"}),
+        Operation(name="vendors.get", action=VENDOR_READ, ids=_VENDOR, result=Vendor),
+        Operation(name="vendors.update", action=VENDOR_UPDATE, ids=_VENDOR, body=VendorPatch, result=Vendor,
+                  example={"status": "assessed"}),
+        Operation(name="vendors.archive", action=VENDOR_ARCHIVE, ids=_VENDOR, result=Vendor),
+        Operation(name="vendors.restore", action=VENDOR_ARCHIVE, ids=_VENDOR, result=Vendor),
+    ),
+)

@@ -1,0 +1,21 @@
+"""The areas of the platform, one module each. ``AREAS`` is the one list of them: the platform
+builds a service per entry, the client and the HTTP routes derive their methods from its
+operations, the stores keep its record tables, and the generic test suites cover it. Adding an
+area is adding its module and one line here (see docs/adding-an-area.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..kernel.registry import Area
+from . import api_keys, findings, organizations, people, vendors
+
+__all__ = ["AREAS"]
+
+AREAS: tuple[Area[Any], ...] = (
+    organizations.AREA,
+    api_keys.AREA,
+    people.AREA,
+    vendors.AREA,
+    findings.AREA,
+)

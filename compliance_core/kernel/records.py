@@ -1,0 +1,105 @@
+"""Organization-scoped records: the shape most areas store, declared once per table.
+
+A ``Records`` declaration tells every store what to keep (a table keyed by organization and id,
+listed by ``(created_at, id)``, with a per-organization count and revision) and tells the list
+machinery how to page it. The helpers below are the few steps every area's service repeats:
+fetch one record or 404, list a page (through the page cache when the table opts in), and turn a
+patch into the changed record with the previous values of what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
+
+from .errors import NotFound
+from .pagination import Page, PageCache, PageRequest
+from .registry import Repo, Session
+
+__all__ = ["Records", "RecordRepository", "fetch", "list_page", "changed"]
+
+M = TypeVar("M")
+F = TypeVar("F")
+F_contra = TypeVar("F_contra", contravariant=True)
+
+
+class RecordRepository(Protocol[M, F_contra]):
+    """What every store offers for each declared ``Records`` table."""
+
+    def revision(self, organization_id: str) -> int:
+        """A number that grows with every committed change of the organization's records here,
+        bumped in the same transaction as the change: list pages are cached against it."""
+        ...
+
+    def add(self, item: M) -> None: ...
+
+    def get(self, organization_id: str, item_id: str) -> M | None: ...
+
+    def update(self, item: M) -> None: ...
+
+    def delete(self, organization_id: str, item_id: str) -> bool:
+        """Remove the record; False when there was none."""
+        ...
+
+    def list(self, organization_id: str, filters: F_contra, page: PageRequest) -> tuple[list[M], int]:
+        """One page ordered by (created_at, id), and the total matching the filters."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
+    """An organization-scoped table.
+
+    :param name: the table (and repository) name, plural snake case (``finding_templates``)
+    :param model: the stored attrs model; it has ``id``, ``organization_id`` and ``created_at``
+    :param filters: the list filter model; each field is a column matched for equality (None
+        meaning any), and it has ``matches(record)`` giving the reference semantics
+    :param kind: how a message names one record (``finding template``)
+    :param prefix: the id prefix (``ftp``)
+    :param partition: a boolean field counted separately (``archived``: the register and the
+        archive each have their own total)
+    :param cached: list pages go through the platform's page cache
+    """
+
+    model: type[M]
+    filters: type[F] | None = None
+    kind: str
+    prefix: str
+    partition: str | None = None
+    cached: bool = False
+
+
+def fetch(session: Session, records: Records[M, Any], organization_id: str, item_id: str) -> M:
+    """The record, or ``NotFound`` (also for another organization's id: existence never leaks)."""
+    item = session[records].get(organization_id, item_id)
+    if item is None:
+        raise NotFound.resource(records.kind, item_id)
+    return item
+
+
+def list_page(
+    session: Session,
+    records: Records[M, F],
+    pages: PageCache,
+    organization_id: str,
+    filters: F,
+    request: PageRequest,
+    scope: Hashable = None,
+) -> Page[M]:
+    """One page of the organization's records.
+
+    :param scope: whatever else makes this list differ between callers (an "assigned to me"
+        list passes the caller's person id), so no caller is ever served another's page
+    """
+    repository = session[records]
+    if records.cached:
+        return pages.fetch(records.name, repository, organization_id, filters, request, scope)
+    items, total = repository.list(organization_id, filters, request)
+    return Page.of(items, total, request)
+
+
+def changed(current: Any, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The previous values of the fields ``changes`` really changes (for events and audit)."""
+    return {name: getattr(current, name) for name, value in changes.items() if getattr(current, name) != value}

@@ -1,0 +1,208 @@
+"""What an area declares, and the session every store hands out.
+
+An area is a few explicit declarations: its actions (who may do what), its operations (what a
+caller can ask for), the repositories and record tables it keeps, its events and a factory for
+its service. ``compliance_core.areas.AREAS`` lists the areas; the platform, the client, the HTTP
+routes, the stores and the generic test suites loop over that list instead of being edited for
+every area.
+
+Repositories are reached through typed handles rather than session attributes: ``tx[VENDORS]``
+is a ``RecordRepository[Vendor, VendorFilter]`` to the type checker, and a store resolves the
+handle by its ``name``. Two handles may name one repository with different Protocols; that is
+how an area reaches another area's records through a port it declares (vendors look people up
+through ``Repo[MemberLookup]("people")``) without importing that area.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+import attrs
+
+from .permissions import Action
+
+if TYPE_CHECKING:
+    from .events import Event
+    from .records import Records
+
+__all__ = ["Repo", "Session", "Operation", "Area", "Download", "Accepted"]
+
+R = TypeVar("R")
+S = TypeVar("S")
+J = TypeVar("J")
+
+
+@attrs.frozen
+class Repo(Generic[R]):
+    """A typed handle on the repository a store session keeps under ``name``."""
+
+    name: str
+
+
+class Session(Protocol):
+    """One store transaction: the repository behind each handle."""
+
+    def __getitem__(self, repo: Repo[R]) -> R: ...
+
+
+@attrs.frozen(kw_only=True)
+class Download:
+    """A file an operation answers with, produced chunk by chunk so a large export is never held
+    in memory whole.
+
+    :param filename: what a browser saves it as
+    :param media_type: e.g. ``text/csv``, ``application/pdf``
+    :param chunks: the content; iterated once, by whoever sends it
+    """
+
+    filename: str
+    media_type: str
+    chunks: Any = attrs.field(repr=False)
+    """An iterable of ``bytes``."""
+
+    def read(self) -> bytes:
+        """The whole content at once (in-process callers, tests)."""
+        return b"".join(self.chunks)
+
+
+@attrs.frozen(kw_only=True)
+class Accepted(Generic[J]):
+    """An operation that starts work and answers before it is done: ``job`` is the model of the
+    work (with an ``id``), ``status`` the operation that reports on it by that id. Declare the
+    result as ``Accepted[JobModel]``."""
+
+    job: J
+    status: str
+
+
+@attrs.frozen(kw_only=True)
+class Operation:
+    """One thing a caller can ask an area for, declared once in core.
+
+    The service method ``<area>.<method>`` takes ``(actor, *ids, ...)`` and then, in this order,
+    ``filters, page`` (paged lists), the body under ``body_argument``, and ``idempotency_key``
+    (keyword only). The client, the HTTP routes and the generic suites are derived from this, and
+    a parity test checks every service method's signature against it.
+
+    :param name: ``"<area>.<method>"``
+    :param action: the permission it needs; None for public operations (health)
+    :param ids: path identifiers in the order the service takes them
+    :param body: the command model the request body becomes
+    :param batch: the body is a list of ``body`` entries (all or nothing), and this is the
+        area's check of such a list: ``batch(entries, extra_errors=[...])`` raises one error
+        listing every bad entry, merged with the errors a transport found first (unknown keys)
+    :param filters: the filter model of a list (its fields are the query parameters)
+    :param paged: a list answered one page at a time
+    :param idempotent: takes an Idempotency-Key
+    :param result: the model answered: an attrs class, ``dict``, ``Download``, ``Accepted[Job]``,
+        or None (nothing: 204 over HTTP)
+    :param example: a valid request body in wire form, for the documentation and the generic
+        suites (which create records with it)
+    """
+
+    name: str
+    action: Action | None
+    ids: tuple[str, ...] = ()
+    body: type | None = None
+    batch: Callable[..., Any] | None = None
+    filters: type | None = None
+    paged: bool = False
+    idempotent: bool = False
+    result: Any = None
+    example: Mapping[str, Any] | None = None
+
+    @property
+    def area(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def method(self) -> str:
+        return self.name.split(".", 1)[-1]
+
+    @property
+    def public(self) -> bool:
+        return self.action is None
+
+    @property
+    def body_argument(self) -> str | None:
+        """The keyword under which the service takes the body."""
+        if self.body is None:
+            return None
+        if self.batch is not None:
+            return "members"
+        return "patch" if getattr(self.body, "IS_PATCH", False) else "data"
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The service's parameters after ``actor``, in order (``idempotency_key`` last)."""
+        names = list(self.ids)
+        if self.paged:
+            names += ["filters", "page"] if self.filters is not None else ["page"]
+        if self.body_argument is not None:
+            names.append(self.body_argument)
+        if self.idempotent:
+            names.append("idempotency_key")
+        return tuple(names)
+
+    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """Client arguments by name, the way the service would bind them."""
+        names = self.parameters
+        positional = [n for n in names if n != "idempotency_key"]
+        if len(args) > len(positional):
+            raise TypeError(f"{self.name}() takes {len(positional)} positional arguments, got {len(args)}")
+        bound = dict(zip(positional, args))
+        for key, value in kwargs.items():
+            if key not in names or key in bound:
+                raise TypeError(f"{self.name}() got an unexpected or repeated argument {key!r}")
+            bound[key] = value
+        for name in names:
+            if name not in bound and name in self.ids:
+                raise TypeError(f"{self.name}() is missing {name!r}")
+            bound.setdefault(name, None)
+        return bound
+
+
+@attrs.frozen(kw_only=True)
+class Area(Generic[S]):
+    """One area of the platform.
+
+    :param name: the service's attribute on ``Platform`` and ``Client`` (``vendors``)
+    :param service: builds the service from the platform's ``Context``
+    :param operations: what callers can ask for
+    :param actions: the permissions its operations need
+    :param records: organization-scoped tables every store keeps for it
+    :param events: the event classes its writes record
+    """
+
+    name: str
+    service: Callable[[Any], S]
+    operations: tuple[Operation, ...] = ()
+    actions: tuple[Action, ...] = ()
+    records: tuple[Records[Any, Any], ...] = ()
+    events: tuple[type[Event], ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        for operation in self.operations:
+            if operation.area != self.name:
+                raise ValueError(f"operation {operation.name} declared in area {self.name}")
+            if operation.action is not None and operation.action not in self.actions:
+                raise ValueError(f"operation {operation.name} needs {operation.action.name}, not declared")
+
+
+def signature_mismatches(area: Area[Any], service: object) -> list[str]:
+    """Where the service's methods disagree with the declared operations (for the parity test)."""
+    problems = []
+    for operation in area.operations:
+        method = getattr(service, operation.method, None)
+        if method is None:
+            problems.append(f"{operation.name}: no such method")
+            continue
+        parameters = list(inspect.signature(method).parameters.values())[1:]
+        names = tuple(p.name for p in parameters)
+        if names != operation.parameters:
+            problems.append(f"{operation.name}: takes {names}, declared {operation.parameters}")
+        elif operation.idempotent and parameters[-1].kind is not inspect.Parameter.KEYWORD_ONLY:
+            problems.append(f"{operation.name}: idempotency_key must be keyword only")
+    return problems

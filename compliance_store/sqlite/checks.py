@@ -1,0 +1,69 @@
+"""The start-up check: the migrated file must hold what the registered tables need.
+
+A model field without a column, or a ``Records`` table without its list index, a filter index,
+its count or revision triggers, would otherwise show up later as a failing write, a full scan or
+a wrong total or cached page. The store runs this once, after migrating, and refuses to open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+import attrs
+
+from .tables import Table
+
+__all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
+
+_COLUMNS = "SELECT name FROM pragma_table_info(?)"
+_INDEX_COLUMNS = "SELECT name FROM pragma_index_info(?) ORDER BY seqno"
+
+
+def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
+    """A ``Records`` table's list and filter indexes, by name, with their columns (as
+    ``migrations.helpers.create_records_table`` makes them)."""
+    records = table.records
+    if records is None:
+        return {}
+    scope = ("organization_id", records.partition) if records.partition else ("organization_id",)
+    indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
+    if records.filters is not None:
+        for field in attrs.fields(records.filters):
+            if field.name != records.partition:
+                indexes[f"{table.table}_by_{field.name}"] = (*scope, field.name, "created_at", "id")
+    return indexes
+
+
+def expected_triggers(table: Table) -> tuple[str, ...]:
+    """A ``Records`` table's ``list_counts`` and ``list_revisions`` triggers."""
+    if table.records is None:
+        return ()
+    return (*(f"{table.table}_count_{event}" for event in ("insert", "delete", "update")),
+            *(f"{table.table}_revision_{event}" for event in ("insert", "delete", "update", "move")))
+
+
+def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[str]:
+    """What the file lacks for ``tables``, one sentence each (empty when nothing is missing)."""
+    objects = {(kind, name): owner for kind, name, owner in
+               conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}
+    problems = []
+    for table in tables:
+        if ("table", table.table) not in objects:
+            problems.append(f"table {table.table} does not exist")
+            continue
+        present = {name for (name,) in conn.execute(_COLUMNS, (table.table,))}
+        missing = [field.name for field in attrs.fields(table.model) if field.name not in present]
+        if missing:
+            problems.append(f"table {table.table} lacks columns {missing}")
+        for index, columns in expected_indexes(table).items():
+            if objects.get(("index", index)) != table.table:
+                problems.append(f"index {index} on {table.table} does not exist")
+                continue
+            found = tuple(name for (name,) in conn.execute(_INDEX_COLUMNS, (index,)))
+            if found != columns:
+                problems.append(f"index {index} is on {found}, not {columns}")
+        for trigger in expected_triggers(table):
+            if objects.get(("trigger", trigger)) != table.table:
+                problems.append(f"trigger {trigger} on {table.table} does not exist")
+    return problems

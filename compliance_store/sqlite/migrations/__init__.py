@@ -1,0 +1,41 @@
+"""The SQLite schema: ordered sqlite-utils migrations, one frozen file each.
+
+A released migration is never edited: its table and column names are literals inside it (never a
+module constant that grows later), so a database migrated in one go and one upgraded step by step
+end with the same schema (``tests/contract/test_migrations.py`` checks every split). A schema
+change is a new file ``mNNNN_<what>.py`` with ``apply(db)`` appended to ``MIGRATIONS`` below; an
+area's table is made by ``helpers.create_records_table`` called with literal arguments. The list
+is explicit on purpose: nothing is discovered by scanning the directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlite_utils import Database, Migrations
+
+from . import (
+    m0001_initial,
+    m0002_list_counts,
+    m0003_list_revisions,
+)
+
+__all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
+
+MIGRATION_SET = "compliance_store.sqlite"
+"""The set name in ``_sqlite_migrations`` (also the store's schema version count)."""
+
+MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
+    ("0001_initial", m0001_initial.apply),
+    ("0002_list_counts", m0002_list_counts.apply),
+    ("0003_list_revisions", m0003_list_revisions.apply),
+)
+"""Every migration in the order it is applied, by the name recorded once it has been."""
+
+
+def migrations() -> Migrations:
+    """The ordered migration set; built on demand so importing this package does nothing."""
+    steps = Migrations(MIGRATION_SET)
+    for name, apply in MIGRATIONS:
+        steps(name=name)(apply)
+    return steps

@@ -1,0 +1,296 @@
+"""The SQLite schema: frozen migrations that end in the same schema however a file got there, a
+helper that makes an area's table the way the store reads it, and a start-up check that refuses a
+file lacking anything a registered table needs."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import pathlib
+import sqlite3
+from typing import Any
+
+import attrs
+import pytest
+from sqlite_utils import Database
+
+from compliance_core import PageRequest
+from compliance_core.areas import AREAS
+from compliance_core.areas.vendors import VENDORS, Vendor, VendorFilter
+from compliance_core.kernel.records import Records
+from compliance_core.kernel.registry import Area
+from compliance_store.sqlite import SqliteStore
+from compliance_store.sqlite.codec import Mapper, make_converter
+from compliance_store.sqlite.migrations import MIGRATIONS, migrations
+from compliance_store.sqlite.migrations.helpers import create_records_table
+
+from . import samples
+
+NAMES = [name for name, _ in MIGRATIONS]
+MIGRATIONS_DIR = pathlib.Path(migrations.__code__.co_filename).parent
+
+
+def _schema(path: pathlib.Path) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=repr)
+    finally:
+        conn.close()
+
+
+def _applied(path: pathlib.Path) -> list[str]:
+    db = Database(str(path))
+    try:
+        return [migration.name for migration in migrations().applied(db)]
+    finally:
+        db.close()
+
+
+def _migrate_until(path: pathlib.Path, count: int) -> None:
+    """Apply the first ``count`` migrations only, as an older release of the store did."""
+    db = Database(str(path))
+    try:
+        if count < len(NAMES):
+            migrations().apply(db, stop_before=NAMES[count])
+        else:
+            migrations().apply(db)
+    finally:
+        db.close()
+
+
+def _open(path: pathlib.Path, **options: Any) -> SqliteStore:
+    return SqliteStore(f"sqlite:///{path}", **options)
+
+
+# Fresh and upgraded files
+
+@pytest.mark.parametrize("done", range(len(NAMES) + 1))
+def test_a_file_upgraded_after_any_migration_ends_with_the_schema_of_a_fresh_one(
+        tmp_path: pathlib.Path, done: int) -> None:
+    fresh, upgraded = tmp_path / "fresh.db", tmp_path / "upgraded.db"
+    _open(fresh).close()
+    _migrate_until(upgraded, done)
+    store = _open(upgraded)
+    store.close()
+    assert _schema(upgraded) == _schema(fresh)
+    assert _applied(upgraded) == _applied(fresh) == NAMES
+    assert store.schema_version == len(NAMES)
+
+
+def test_rows_from_before_the_counters_are_counted_after_the_upgrade(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "old.db"
+    _migrate_until(path, NAMES.index("0002_list_counts"))
+    vendors = Mapper(Vendor, "vendors", make_converter(), ("organization_id", "id"))
+    conn = sqlite3.connect(path)
+    with conn:
+        for organization_id, vendor_id, archived in [("org_a", "vnd_1", False), ("org_a", "vnd_2", False),
+                                                     ("org_a", "vnd_3", True), ("org_b", "vnd_4", False)]:
+            vendor = samples.plain_vendor(organization_id, vendor_id, archived=archived)
+            conn.execute(vendors.insert_sql, vendors.to_row(vendor))
+    conn.close()
+    store = _open(path)
+    try:
+        with store.session(write=False) as session:
+            totals = {(org, archived): session[VENDORS].list(org, VendorFilter(archived=archived), PageRequest())[1]
+                      for org in ("org_a", "org_b") for archived in (False, True)}
+        assert totals == {("org_a", False): 2, ("org_a", True): 1, ("org_b", False): 1, ("org_b", True): 0}
+    finally:
+        store.close()
+
+
+def test_every_migration_file_is_listed_once_in_order() -> None:
+    files = sorted(path.stem for path in MIGRATIONS_DIR.glob("m[0-9]*.py"))
+    assert [f"m{name}" for name in NAMES] == files
+    assert NAMES == sorted(NAMES) and len(set(NAMES)) == len(NAMES)
+    assert [int(name[:4]) for name in NAMES] == list(range(1, len(NAMES) + 1))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_migration_imports_nothing_that_could_change_under_it(name: str) -> None:
+    """Table and column names are literals inside the migration: it may use sqlite-utils and the
+    frozen helpers, never a module constant (of core or the store) that grows later."""
+    tree = ast.parse((MIGRATIONS_DIR / f"m{name}.py").read_text())
+    imported = {(node.level, node.module) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {(0, alias.name) for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert imported <= {(0, "__future__"), (0, "sqlite_utils"), (1, "helpers")}
+
+
+# The start-up check
+
+@pytest.fixture
+def migrated(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "migrated.db"
+    _open(path).close()
+    return path
+
+
+@pytest.mark.parametrize("statement, named", [
+    ("DROP INDEX vendors_by_country", "vendors_by_country"),
+    ("DROP INDEX vendors_list", "vendors_list"),
+    ("DROP INDEX people_by_role", "people_by_role"),
+    ("DROP TRIGGER people_revision_move", "people_revision_move"),
+    ("DROP TRIGGER findings_count_delete", "findings_count_delete"),
+    ("DROP TRIGGER vendors_count_update", "vendors_count_update"),
+    ("ALTER TABLE findings DROP COLUMN closed_at", "closed_at"),
+    ("DROP TABLE outbox", "outbox"),
+])
+def test_a_file_missing_an_index_trigger_column_or_table_is_refused_naming_it(
+        migrated: pathlib.Path, statement: str, named: str) -> None:
+    conn = sqlite3.connect(migrated)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+    with pytest.raises(RuntimeError, match="a migration is missing") as raised:
+        _open(migrated)
+    assert named in str(raised.value)
+
+
+def test_an_index_on_the_wrong_columns_is_refused(migrated: pathlib.Path) -> None:
+    conn = sqlite3.connect(migrated)
+    conn.execute("DROP INDEX findings_by_status")
+    conn.execute("CREATE INDEX findings_by_status ON findings (organization_id, status)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(RuntimeError, match="findings_by_status is on"):
+        _open(migrated)
+
+
+# A new area: its declaration, its migration through the helper, and the check between them
+
+@attrs.frozen(kw_only=True)
+class Gadget:
+    id: str
+    organization_id: str
+    kind: str
+    order: int = 0
+    archived: bool = False
+    created_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class GadgetFilter:
+    kind: str | None = None
+    archived: bool = False
+
+
+GADGETS: Records[Gadget, GadgetFilter] = Records(
+    "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived")
+WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(GADGETS,)))
+
+
+def _gadgets_migration(db: Database) -> None:
+    create_records_table(db, "gadgets", {
+        "id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL", "kind": "TEXT NOT NULL",
+        "order": "INTEGER NOT NULL", "archived": "INTEGER NOT NULL DEFAULT 0", "created_at": "TEXT NOT NULL",
+    }, filters=("kind",), partition="archived")
+
+
+def test_an_area_without_its_migration_is_refused(migrated: pathlib.Path) -> None:
+    with pytest.raises(RuntimeError, match="table gadgets does not exist.*a migration is missing"):
+        _open(migrated, areas=WITH_GADGETS)
+    _open(migrated).close()  # the registered areas alone are served
+
+
+def test_a_table_made_by_the_helper_is_served_counted_and_revised(migrated: pathlib.Path) -> None:
+    db = Database(str(migrated))
+    with db.atomic():
+        _gadgets_migration(db)
+    db.close()
+    store = _open(migrated, areas=WITH_GADGETS)
+
+    def gadget(id: str, **changes: Any) -> Gadget:
+        return Gadget(id=id, organization_id="org_a", kind="lamp", order=len(id), created_at=samples.T0, **changes)
+
+    def state() -> tuple[int, int, int, int]:
+        with store.session(write=False) as session:
+            gadgets = session[GADGETS]
+            return (gadgets.list("org_a", GadgetFilter(), PageRequest())[1],
+                    gadgets.list("org_a", GadgetFilter(archived=True), PageRequest())[1],
+                    gadgets.list("org_a", GadgetFilter(kind="lamp"), PageRequest())[1],
+                    gadgets.revision("org_a"))
+
+    try:
+        with store.session(write=True) as session:
+            for id in ("gdg_1", "gdg_22", "gdg_333"):
+                session[GADGETS].add(gadget(id))
+        assert state() == (3, 0, 3, 3)
+        with store.session(write=True) as session:
+            session[GADGETS].update(gadget("gdg_22", archived=True))
+        assert state() == (2, 1, 2, 4)
+        with store.session(write=True) as session:
+            assert session[GADGETS].delete("org_a", "gdg_22") is True
+            assert session[GADGETS].delete("org_a", "gdg_22") is False
+        assert state() == (2, 0, 2, 5)
+        with store.session(write=False) as session:
+            assert session[GADGETS].get("org_a", "gdg_333") == gadget("gdg_333")
+    finally:
+        store.close()
+
+
+def test_the_helper_refuses_a_table_the_store_could_not_read(migrated: pathlib.Path) -> None:
+    db = Database(str(migrated))
+    try:
+        with pytest.raises(ValueError, match="created_at"):
+            create_records_table(db, "gizmos", {"id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL"})
+        with pytest.raises(ValueError, match="partition"):
+            create_records_table(db, "gizmos", {
+                "id": "TEXT", "organization_id": "TEXT", "archived": "INTEGER", "created_at": "TEXT",
+            }, filters=("archived",), partition="archived")
+        with pytest.raises(ValueError, match="plain"):
+            create_records_table(db, "gizmos; DROP TABLE vendors", {})
+    finally:
+        db.close()
+
+
+# Deletes through the generic repository
+
+@pytest.mark.parametrize("table", sorted(samples.TABLES))
+def test_a_delete_keeps_the_count_and_the_revision_right(migrated: pathlib.Path, table: str) -> None:
+    sample = samples.TABLES[table]
+    records = sample.records
+    assert records.filters is not None
+    filter_type = records.filters
+    first, second = sample.make(), sample.other("x_second")
+    store = _open(migrated)
+
+    def state() -> tuple[int, int, int]:
+        with store.session(write=False) as session:
+            repository = session[records]
+            listed = repository.list("org_a", filter_type(**_partition(records, first)), PageRequest())[1]
+            return listed, _rows(store, records, first), repository.revision("org_a")
+
+    try:
+        with store.session(write=True) as session:
+            session[records].add(first)
+            session[records].add(second)
+        listed, rows, revision = state()
+        assert listed == rows
+        with store.session(write=True) as session:
+            assert session[records].delete("org_a", first.id) is True
+        assert state() == (listed - 1, rows - 1, revision + 1)
+        with store.session(write=True) as session:
+            assert session[records].delete("org_a", first.id) is False
+            assert session[records].delete("org_b", second.id) is False  # another organization's id
+        assert state() == (listed - 1, rows - 1, revision + 1)
+        with store.session(write=False) as session:
+            assert session[records].get("org_a", first.id) is None
+            assert session[records].get("org_a", second.id) == second
+    finally:
+        store.close()
+
+
+def _partition(records: Records[Any, Any], item: Any) -> dict[str, Any]:
+    """The filter that lists ``item``'s partition (the list its total is counted in)."""
+    return {records.partition: getattr(item, records.partition)} if records.partition else {}
+
+
+def _rows(store: SqliteStore, records: Records[Any, Any], like: Any) -> int:
+    """Rows in ``like``'s organization and partition, counted without the counters."""
+    where, params = "organization_id = ?", [like.organization_id]
+    for name, value in _partition(records, like).items():
+        where, params = f"{where} AND {name} = ?", [*params, value]
+    conn = sqlite3.connect(store.path)
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {records.name} WHERE {where}", params).fetchone()[0])
+    finally:
+        conn.close()
