@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel.registry import Area
-from . import api_keys, findings, organizations, people, vendors
+from . import api_keys, finding_templates, findings, organizations, people, vendors
 
 __all__ = ["AREAS"]
 
@@ -18,4 +18,5 @@ AREAS: tuple[Area[Any], ...] = (
     people.AREA,
     vendors.AREA,
     findings.AREA,
+    finding_templates.AREA,
 )

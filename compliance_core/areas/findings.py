@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -15,9 +15,9 @@ from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
 from ..kernel.records import Records, changed, fetch, list_page
-from ..kernel.registry import Area, Operation
+from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.uow import Tx, UnitOfWork
-from ..kernel.validation import Patch, Unset, blank_text, choice, optional_choice, optional_text, patch_field, text
+from ..kernel.validation import Patch, Unset, blank_text, choice, optional_choice, optional_id, optional_text, patch_field, text
 
 __all__ = [
     "Severity",
@@ -86,6 +86,7 @@ class Finding:
     source: FindingSource = FindingSource.AUDIT
     content: str = ""
     revision_note: str | None = None
+    template_id: str | None = None
     created_by: str | None = None
     created_at: dt.datetime
     updated_at: dt.datetime
@@ -99,6 +100,8 @@ class NewFinding:
     type: FindingType = attrs.field(default=FindingType.SOC2, converter=choice(FindingType))
     source: FindingSource = attrs.field(default=FindingSource.AUDIT, converter=choice(FindingSource))
     content: str = attrs.field(default="", converter=blank_text(5000))
+    template_id: str | None = attrs.field(default=None, converter=optional_id)
+    """A finding template of the organization; its content is copied when ``content`` is empty."""
 
 
 _NEW = attrs.fields(NewFinding)
@@ -131,6 +134,18 @@ class FindingFilter:
 FINDINGS: Records[Finding, FindingFilter] = Records(
     "findings", model=Finding, filters=FindingFilter, kind="finding", prefix="fnd", cached=True
 )
+class TemplateLookup(Protocol):
+    """The port to the finding-templates area: a template's content by id."""
+
+    def get(self, organization_id: str, template_id: str) -> _Template | None: ...
+
+
+class _Template(Protocol):
+    @property
+    def content(self) -> str: ...
+
+
+TEMPLATES: Repo[TemplateLookup] = Repo("finding_templates")
 FINDING_READ = Action("finding:read", EVERYONE)
 FINDING_CREATE = Action("finding:create", MANAGERS)
 FINDING_UPDATE = Action("finding:update", MANAGERS)
@@ -174,13 +189,16 @@ class FindingService:
         now = self.uow.clock.now()
 
         def create() -> Finding:
+            fields = attrs.asdict(data, recurse=False)
+            if data.template_id is not None:
+                fields["content"] = data.content or _template(tx, actor.organization_id, data.template_id).content
             finding = Finding(
                 id=self.uow.ids.new(FINDINGS.prefix),
                 organization_id=actor.organization_id,
                 created_by=actor.principal,
                 created_at=now,
                 updated_at=now,
-                **attrs.asdict(data, recurse=False),
+                **fields,
             )
             tx[FINDINGS].add(finding)
             tx.record(FindingCreated(organization_id=actor.organization_id, subject=finding))
@@ -226,6 +244,13 @@ class FindingService:
             tx.record(FindingSeverityChanged(organization_id=actor.organization_id, subject=updated,
                                              previous={"severity": current.severity}))
         return updated
+
+
+def _template(session: Session, organization_id: str, template_id: str) -> _Template:
+    template = session[TEMPLATES].get(organization_id, template_id)
+    if template is None:
+        raise ValidationError.field("templateId", template_id, "is not a finding template of this organization")
+    return template
 
 
 _FINDING = ("finding_id",)

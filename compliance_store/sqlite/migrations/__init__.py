@@ -18,6 +18,7 @@ from . import (
     m0001_initial,
     m0002_list_counts,
     m0003_list_revisions,
+    m0004_finding_templates,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -29,6 +30,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0001_initial", m0001_initial.apply),
     ("0002_list_counts", m0002_list_counts.apply),
     ("0003_list_revisions", m0003_list_revisions.apply),
+    ("0004_finding_templates", m0004_finding_templates.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
