@@ -87,8 +87,8 @@ class Client:
     def __getattr__(self, name: str) -> AreaClient:
         areas = self.__dict__.get("areas", {})
         if name in areas:
-            return areas[name]  # type: ignore[no-any-return]
+            return areas[name]
         raise AttributeError(name)
 
     def health(self) -> dict[str, Any]:
-        return self.transport.call(HEALTH, {})  # type: ignore[no-any-return]
+        return self.transport.call(HEALTH, {})

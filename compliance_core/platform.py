@@ -43,7 +43,7 @@ def open_store(url: str, **options: Any) -> Store:
         scheme = "postgresql"
     for entry in importlib.metadata.entry_points(group=STORE_ENTRY_POINTS):
         if entry.name == scheme:
-            return entry.load()(url, **options)  # type: ignore[no-any-return]
+            return entry.load()(url, **options)
     known = sorted(e.name for e in importlib.metadata.entry_points(group=STORE_ENTRY_POINTS))
     raise ValidationError.field("url", url, f"no store for this URL scheme; installed: {', '.join(known) or 'none'}")
 

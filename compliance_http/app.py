@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import falcon
 
@@ -32,7 +33,8 @@ def create_app(platform: Platform, *, routes: tuple[Route, ...] = ROUTES) -> fal
     """
     wire = Wire(platform.renderer)
     bound = endpoints(platform.operations, routes)
-    app = falcon.App(middleware=[RequestContext(), Authenticate(platform.access, route_index(bound), wire)])
+    middleware: list[Any] = [RequestContext(), Authenticate(platform.access, route_index(bound), wire)]
+    app = falcon.App(middleware=middleware)
     errors.install(app, wire)
     by_path: defaultdict[str, list[Endpoint]] = defaultdict(list)
     for endpoint in bound:

@@ -62,7 +62,7 @@ def install(app: falcon.App, wire: Wire) -> None:
             message = f"no resource at {req.path}"
             details = {"path": req.path}
         elif isinstance(error, falcon.HTTPMethodNotAllowed):
-            allowed = (error.headers or {}).get("Allow", "")
+            allowed = dict(error.headers or {}).get("Allow", "")
             message = f"{req.method} is not allowed on {req.path}"
             details = {"method": req.method, "allowed": [m.strip() for m in allowed.split(",") if m.strip()]}
         else:

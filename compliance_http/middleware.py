@@ -63,7 +63,7 @@ class Authenticate:
 
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          params: dict[str, Any]) -> None:
-        endpoint = self._routes.get((req.method, req.uri_template))
+        endpoint = self._routes.get((req.method, req.uri_template or ""))
         if endpoint is None:
             return
         req.context.endpoint = endpoint

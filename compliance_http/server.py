@@ -257,8 +257,8 @@ def _watch_parent(parent_pid: int) -> None:
 
 def _enter_app(made: Any, stack: contextlib.ExitStack) -> WSGIApp:
     if isinstance(made, contextlib.AbstractContextManager):
-        return stack.enter_context(made)  # type: ignore[no-any-return]
-    return made  # type: ignore[no-any-return]
+        return stack.enter_context(made)
+    return made
 
 
 def _describe(error: BaseException) -> str:

@@ -6,6 +6,7 @@ one-way lookup index and authentication costs one indexed read.
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import hashlib
 import secrets
@@ -132,7 +133,7 @@ class ApiKeyRepository(Protocol):
         """Count ``count`` requests on ``at``'s UTC day and set ``last_used_at`` to ``at``
         unless it is already later."""
 
-    def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
+    def usage(self, key_id: str, since: dt.date) -> builtins.list[DailyUsage]:
         """Days with requests from ``since`` on, oldest first."""
 
 

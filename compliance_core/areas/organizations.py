@@ -152,12 +152,12 @@ class OrganizationService:
     def set_plan(self, actor: Actor, plan: Plan | str, *, rpm: int | None = None,
                  burst: int | None = None) -> Organization:
         authorize(actor, ORGANIZATION_UPDATE)
-        plan = choice(Plan).converter(plan, attrs.fields(NewOrganization).plan)
-        rpm, burst = check_limits(plan, rpm, burst)
+        chosen: Plan = NewOrganization(name="-", plan=plan).plan
+        rpm, burst = check_limits(chosen, rpm, burst)
         with self.uow.write() as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
             updated = attrs.evolve(
-                current, plan=plan, rate_limit_rpm=rpm, rate_limit_burst=burst,
+                current, plan=chosen, rate_limit_rpm=rpm, rate_limit_burst=burst,
                 updated_at=self.uow.clock.now(),
             )
             tx[ORGANIZATIONS].update(updated)

@@ -38,8 +38,8 @@ class ComplianceError(Exception):
     def __eq__(self, other: object) -> bool:
         return (
             type(self) is type(other)
-            and self.message == other.message  # type: ignore[attr-defined]
-            and self.details == other.details  # type: ignore[attr-defined]
+            and self.message == other.message
+            and self.details == other.details
         )
 
     __hash__ = Exception.__hash__

@@ -92,7 +92,7 @@ def run_idempotent(
                 "this Idempotency-Key was already used with a different request",
                 {"field": "Idempotency-Key", "value": key, "operation": found.operation},
             )
-        return found.result  # type: ignore[no-any-return]
+        return found.result
     result = run()
     tx[IDEMPOTENCY].put(
         IdempotencyRecord(

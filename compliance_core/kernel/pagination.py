@@ -18,7 +18,6 @@ from .errors import ValidationError
 __all__ = ["PageRequest", "Page", "PageCache", "DEFAULT_BUDGET", "DEFAULT_PER_PAGE", "MAX_PER_PAGE"]
 
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 200
 
@@ -61,10 +60,10 @@ class Page(Generic[T]):
         return max(1, -(-self.total // self.per_page))
 
 
-class _Listable(Protocol[T_co]):
+class _Listable(Protocol[T]):
     def revision(self, organization_id: str) -> int: ...
 
-    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[T_co], int]: ...
+    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[T], int]: ...
 
 
 DEFAULT_BUDGET = 32 * 1024 * 1024

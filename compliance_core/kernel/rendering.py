@@ -81,7 +81,7 @@ def _native(hint: Any) -> bool:
 def model_in(hint: Any) -> type | None:
     """The attrs class inside ``tuple[X, ...] | Unset`` and the like, if any."""
     if attrs.has(hint):
-        return hint  # type: ignore[no-any-return]
+        return hint
     for arg in typing.get_args(hint):
         found = model_in(arg)
         if found is not None:

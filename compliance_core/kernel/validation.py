@@ -232,8 +232,9 @@ def _email(value: Any, field: attrs.Attribute) -> str:
 
 email = _converter(_email)
 
-def patch_field(converter: attrs.Converter) -> Any:
-    """A PATCH field: UNSET unless the caller sends it, then checked as on creation."""
+def patch_field(converter: Any) -> Any:
+    """A PATCH field: UNSET unless the caller sends it, then checked as on creation (pass the
+    create model's field converter: ``patch_field(attrs.fields(NewVendor).name.converter)``)."""
     return attrs.field(default=UNSET, converter=converter)
 
 

@@ -23,6 +23,6 @@ def group(tag: str, *rows: tuple[str, str, str, str] | tuple[str, str, str, str,
     """The rows of one tag: ``(method, path, operation, summary[, status])``."""
     return tuple(
         Route(method=row[0], path=row[1], operation=row[2], summary=row[3], tag=tag,
-              status=row[4] if len(row) > 4 else None)  # type: ignore[misc]
+              status=row[4] if len(row) > 4 else None)
         for row in rows
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
@@ -107,8 +108,9 @@ class MemoryApiKeys(_Repo):
         if key.last_used_at is None or key.last_used_at < at:
             self.t.set("api_keys", key_id, attrs.evolve(key, last_used_at=at))
 
-    def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
-        days = [(day, n) for (kid, day), n in self.t.data["usage"].items() if kid == key_id and day >= since]
+    def usage(self, key_id: str, since: dt.date) -> builtins.list[DailyUsage]:
+        usage: dict[tuple[str, dt.date], int] = self.t.data["usage"]  # type: ignore[assignment]
+        days = [(day, n) for (kid, day), n in usage.items() if kid == key_id and day >= since]
         return [DailyUsage(date=day, requests=n) for day, n in sorted(days)]
 
 

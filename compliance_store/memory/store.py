@@ -80,7 +80,7 @@ class MemorySession:
         self._repositories = repositories
 
     def __getitem__(self, repo: Repo[R]) -> R:
-        return self._repositories[repo.name]  # type: ignore[no-any-return]
+        return self._repositories[repo.name]
 
 
 class MemoryStore:

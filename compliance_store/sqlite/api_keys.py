@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import sqlite3
 from typing import TYPE_CHECKING
@@ -72,6 +73,6 @@ class SqliteApiKeys:
         self._conn.execute(_COUNT_USE, (key_id, encode_date(at.date()), count))
         self._conn.execute(_TOUCH, (encode_timestamp(at), key_id))
 
-    def usage(self, key_id: str, since: dt.date) -> list[DailyUsage]:
+    def usage(self, key_id: str, since: dt.date) -> builtins.list[DailyUsage]:
         rows = self._conn.execute(_USAGE, (key_id, encode_date(since)))
         return [DailyUsage(date=decode_date(day), requests=requests) for day, requests in rows]

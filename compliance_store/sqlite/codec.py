@@ -100,7 +100,7 @@ class Mapper(Generic[M]):
         hints = typing.get_type_hints(model)
         self.model = model
         self.table = table
-        self.names: tuple[str, ...] = tuple(f.name for f in attrs.fields(model))
+        self.names: tuple[str, ...] = tuple(f.name for f in attrs.fields(typing.cast(Any, model)))
         self.columns = ", ".join(map(quote, self.names))
         self.codecs = {name: column_codec(hints[name], converter) for name in self.names}
         codecs = list(self.codecs.values())
@@ -144,4 +144,4 @@ def _row_reader(model: type[M], names: tuple[str, ...], decoders: list[tuple[int
         arguments[index] = f"{names[index]}=None if row[{index}] is None else decode_{index}(row[{index}])"
     source = f"def from_row(row):\n    return model({', '.join(arguments)})\n"
     exec(compile(source, f"<row reader for {model.__qualname__}>", "exec"), scope)
-    return scope["from_row"]  # type: ignore[no-any-return]
+    return scope["from_row"]

@@ -47,7 +47,7 @@ class SqliteSession:
 
     def __getitem__(self, repo: Repo[R]) -> R:
         try:
-            return self._repositories[repo.name]  # type: ignore[no-any-return]
+            return self._repositories[repo.name]
         except KeyError:
             raise KeyError(f"this SQLite store keeps no repository {repo.name!r}: "
                            f"is its area among the store's areas?") from None

@@ -43,7 +43,7 @@ class World:
         self.app = create_app(self.platform)
         self.owner = Api(self.app, boot.owner_key.secret)
         self.callers = {role: Api(self.app, issue_key(self.platform, boot.organization.id, role)) for role in Role}
-        self.ids = {  # noqa: the records bad input must not touch
+        self.ids = {  # the records that bad input must not touch
             "vendor_id": self.owner.post("/v1/vendors", {"name": "Target"}).json["id"],
             "person_id": self.owner.post("/v1/people", {"name": "T", "email": "t@example.com",
                                                         "role": "contractor"}).json["id"],
