@@ -44,9 +44,14 @@ def create_app(platform: Platform, *, routes: tuple[Route, ...] = ROUTES) -> fal
         OPENAPI.name: OpenApiDocument(openapi_document(bound)),
     }
 
+    readers = {e.operation.name: e for e in bound if e.method == "GET"}
+
     def locate(operation: str, ids: tuple[str, ...]) -> str:
-        endpoint = next(e for e in bound if e.operation.name == operation and e.method == "GET")
-        return endpoint.path.format(**dict(zip(endpoint.operation.ids, ids)))
+        """The path of ``operation``'s GET route for ``ids`` (the Location of a 202)."""
+        endpoint = readers.get(operation)
+        if endpoint is None or len(endpoint.operation.ids) != len(ids):
+            raise RuntimeError(f"Accepted names {operation!r} as its status, which has no GET route taking {ids}")
+        return endpoint.path.format(**dict(zip(endpoint.operation.ids, ids, strict=True)))
 
     for path, group in by_path.items():
         names = {e.operation.name for e in group}

@@ -11,12 +11,14 @@ It returns the same models and raises the same error classes (same message, same
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
 import httpx
 import orjson
 
+from compliance_core.areas import AREAS
 from compliance_core.client import HEALTH
 from compliance_core.kernel.errors import (
     ERROR_CLASSES,
@@ -25,10 +27,10 @@ from compliance_core.kernel.errors import (
     RateLimited,
     ValidationError,
 )
-from compliance_core.kernel.registry import Accepted, Download, Operation
+from compliance_core.kernel.registry import Accepted, Area, Download, Operation
 from compliance_core.platform import version
 
-from .routes import OPENAPI, Endpoint, default_endpoints
+from .routes import OPENAPI, ROUTES, Endpoint, Route, endpoints
 from .wire import JSON, Wire
 
 __all__ = ["HTTPTransport"]
@@ -41,16 +43,33 @@ class HTTPTransport:
     :param organization_id: sent as X-Organization-Id when given
     :param transport: an httpx transport, e.g. ``httpx.WSGITransport(app=create_app(platform))``
     :param timeout: seconds per request
+    :param areas: the areas whose operations it calls (default: every registered area); give the
+        same ``areas`` to ``Client``
+    :param routes: the route rows the server was built with (default: every area's); with
+        ``areas``, how a client speaks an app made by ``create_app(platform, routes=...)`` for a
+        platform with more areas than the registered ones::
+
+            HTTPTransport(url, key, areas=[*AREAS, EXTRA], routes=(*ROUTES, *EXTRA_ROUTES))
     """
 
-    def __init__(self, base_url: str, api_key: str, *, organization_id: str | None = None,
-                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        organization_id: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        areas: Sequence[Area[Any]] = AREAS,
+        routes: tuple[Route, ...] = ROUTES,
+    ) -> None:
         headers = {"X-API-Key": api_key, "Accept": JSON, "User-Agent": f"compliance-client/{version()}"}
         if organization_id is not None:
             headers["X-Organization-Id"] = organization_id
         self._http = httpx.Client(base_url=base_url, headers=headers, transport=transport, timeout=timeout)
         self._wire = Wire()
-        self._endpoints = {e.operation.name: e for e in default_endpoints() if e.operation is not OPENAPI}
+        bound = endpoints({op.name: op for area in areas for op in area.operations}, routes)
+        self._endpoints = {e.operation.name: e for e in bound if e.operation is not OPENAPI}
 
     def call(self, operation: Operation, arguments: dict[str, Any]) -> Any:
         route = self._endpoints[operation.name]
@@ -68,22 +87,31 @@ class HTTPTransport:
             content = self._wire.dumps(body)
             headers["Content-Type"] = JSON
         params = self._wire.query(arguments.get("filters"), arguments.get("page")) if operation.paged else None
-        response = self._http.request(route.method, path, params=params, content=content, headers=headers)
+        request = self._http.build_request(route.method, path, params=params, content=content, headers=headers)
+        if route.download:
+            response = self._http.send(request, stream=True)
+            if not response.is_error:  # the file arrives as the caller reads the chunks
+                return Download(
+                    filename=_filename(response),
+                    media_type=response.headers.get("content-type", ""),
+                    chunks=_chunks(response),
+                )
+            response.read()
+            response.close()
+        else:
+            response = self._http.send(request)
         return self._result(route, response)
 
     def _result(self, route: Endpoint, response: httpx.Response) -> Any:
         operation = route.operation
-        if not response.is_error:
-            if operation.result is None:
-                return None
-            if route.download:
-                return Download(filename=_filename(response), media_type=response.headers.get("content-type", ""),
-                                chunks=[response.content])
+        if not response.is_error and operation.result is None:
+            return None
         try:
             data = orjson.loads(response.content)
         except orjson.JSONDecodeError:
-            raise InternalError(f"HTTP {response.status_code} with a body that is not JSON",
-                                {"status": response.status_code}) from None
+            raise InternalError(
+                f"HTTP {response.status_code} with a body that is not JSON", {"status": response.status_code}
+            ) from None
         if response.is_error and isinstance(data, dict) and "error" in data:
             raise _error(response.status_code, data["error"])
         if response.is_error and operation is not HEALTH:  # health answers 503 with its report
@@ -110,7 +138,7 @@ class HTTPTransport:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "HTTPTransport":
+    def __enter__(self) -> HTTPTransport:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -129,13 +157,33 @@ def _error(status: int, error: dict[str, Any]) -> ComplianceError:
     return cls(message, details)
 
 
+def _chunks(response: httpx.Response) -> Iterator[bytes]:
+    """A streamed response's content as it arrives. The response is closed at the end, or when
+    the caller closes or drops the iterator (which is started here, before any content is read,
+    so that dropping it unread runs its ``finally`` too and frees the connection)."""
+
+    def body() -> Iterator[bytes]:
+        try:
+            yield b""
+            yield from response.iter_bytes()
+        finally:
+            response.close()
+
+    chunks = body()
+    next(chunks)
+    return chunks
+
+
 def _filename(response: httpx.Response) -> str:
-    """The file name of a Content-Disposition (RFC 6266: ``filename*`` when Falcon encoded it)."""
+    """The file name of a Content-Disposition. RFC 6266: ``filename*`` (UTF-8, percent-encoded)
+    wins over ``filename``, which a server sends first as an ASCII fallback for old agents."""
     disposition = response.headers.get("content-disposition", "")
+    fallback = ""
     for part in disposition.split(";"):
         name, _, value = part.strip().partition("=")
+        name = name.strip().lower()
         if name == "filename*" and "''" in value:
             return unquote(value.split("''", 1)[1])
         if name == "filename":
-            return value.strip('"')
-    return ""
+            fallback = value.strip().strip('"')
+    return fallback

@@ -81,20 +81,22 @@ def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str,
         "paths": paths,
         "components": {
             "securitySchemes": {
-                "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
-                           "description": "A key issued by POST /v1/api-keys (comp_ + 64 hex characters)."},
+                "ApiKey": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "X-API-Key",
+                    "description": "A key issued by POST /v1/api-keys (comp_ + 64 hex characters).",
+                },
             },
             "parameters": _PARAMETERS,
             "headers": _HEADERS,
-            "responses": {
-                name: _error_response(name, status) for status, name in _ERRORS.items()
-            },
+            "responses": {name: _error_response(name, status) for status, name in _ERRORS.items()},
             "schemas": dict(sorted(schemas.components.items())),
         },
     }
 
 
-def _operation(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
+def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
     core = route.operation
     operation: dict[str, Any] = {
         "operationId": wire_name(core.name.replace(".", "_")),
@@ -136,9 +138,9 @@ def _operation(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
     return operation
 
 
-def _responses(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
+def _responses(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
     core = route.operation
-    headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    headers: dict[str, Any] = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
     if not route.public:
         for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             headers[name] = {"$ref": f"#/components/headers/{name}"}
@@ -152,7 +154,8 @@ def _responses(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
     elif core.result is None:
         content = None
     elif core.result is Download:
-        content = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+        media_type = core.media_type or "application/octet-stream"
+        content = {media_type: {"schema": {"type": "string", "format": "binary"}}}
         headers["Content-Disposition"] = {"schema": {"type": "string"}, "description": "attachment; filename=..."}
     elif route.accepted is not None:
         content = {"application/json": {"schema": schemas.ref(route.accepted, output=True)}}
@@ -178,12 +181,18 @@ def _responses(route: Endpoint, schemas: "_Schemas") -> dict[str, Any]:
 def _without_none(hint: Any) -> Any:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         kept = [arg for arg in typing.get_args(hint) if arg not in (type(None), Unset)]
-        return kept[0] if len(kept) == 1 else typing.Union[tuple(kept)]
+        return kept[0] if len(kept) == 1 else typing.Union[tuple(kept)]  # noqa: UP007 (built at run time)
     return hint
 
 
 class _Schemas:
-    """Component schemas, each built on first reference."""
+    """Component schemas, each built on first reference.
+
+    A component is named after its model (``Vendor``), a list envelope after the listed model
+    (``VendorPage``), a batch and a bulk body likewise; two different things wanting one name (a
+    model called ``NotebookPage`` beside the envelope of ``Notebook``s, or two areas' models of
+    one class name) fail here rather than sharing a schema silently.
+    """
 
     def __init__(self) -> None:
         self.components: dict[str, Any] = {
@@ -192,6 +201,16 @@ class _Schemas:
             "Health": _HEALTH,
             "Organization": _ORGANIZATION,
         }
+        self._owners: dict[str, Any] = {name: name for name in self.components}
+
+    def _claim(self, name: str, owner: Any) -> None:
+        """Reserve ``name`` for ``owner`` (what the schema describes)."""
+        found = self._owners.setdefault(name, owner)
+        if found != owner:
+            raise RuntimeError(
+                f"OpenAPI schema name {name!r} would describe both {_describe(found)} "
+                f"and {_describe(owner)}: rename one of the models"
+            )
 
     def ref(self, model: type, *, output: bool) -> dict[str, Any]:
         if model is dict:
@@ -199,6 +218,7 @@ class _Schemas:
         if model is Organization:
             return {"$ref": _SCHEMAS + "Organization"}
         name = model.__name__
+        self._claim(name, model)
         if name not in self.components:
             self.components[name] = {}  # reserves the name while nested models are walked
             self.components[name] = self._model(model, output)
@@ -206,6 +226,7 @@ class _Schemas:
 
     def page(self, model: type) -> dict[str, Any]:
         name = model.__name__ + "Page"
+        self._claim(name, ("list", model))
         self.components[name] = {
             "type": "object",
             "required": ["data", "count", "meta", "authType"],
@@ -225,6 +246,7 @@ class _Schemas:
 
     def batch(self, model: type) -> dict[str, Any]:
         name = model.__name__ + "Batch"
+        self._claim(name, ("batch", model))
         self.components[name] = {
             "type": "object",
             "required": ["data", "count"],
@@ -237,14 +259,19 @@ class _Schemas:
 
     def bulk(self, model: type) -> dict[str, Any]:
         name = "Bulk" + model.__name__
+        self._claim(name, ("bulk", model))
         self.components[name] = {
             "type": "object",
             "required": ["members"],
             "additionalProperties": False,
             "description": "All or nothing: any invalid entry rejects the batch and the error lists each one.",
             "properties": {
-                "members": {"type": "array", "minItems": 1, "maxItems": MAX_BULK,
-                            "items": self.ref(model, output=False)},
+                "members": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": MAX_BULK,
+                    "items": self.ref(model, output=False),
+                },
             },
         }
         return {"$ref": _SCHEMAS + name}
@@ -289,13 +316,22 @@ class _Schemas:
         view: WireView = getattr(model, "WIRE_VIEW", WireView())
         fields = [f for f in attrs.fields(model) if f.name not in view.omit]
         if model is IssuedKey:
-            return {"allOf": [
-                self.ref(ApiKey, output=True),
-                {"type": "object", "required": ["key"], "properties": {"key": {
-                    "type": "string", "nullable": True,
-                    "description": "The key value, shown once; null when an Idempotency-Key replays the request",
-                }}},
-            ]}
+            return {
+                "allOf": [
+                    self.ref(ApiKey, output=True),
+                    {
+                        "type": "object",
+                        "required": ["key"],
+                        "properties": {
+                            "key": {
+                                "type": "string",
+                                "nullable": True,
+                                "description": "The key value, shown once; null when an Idempotency-Key replays the request",
+                            }
+                        },
+                    },
+                ]
+            }
         properties = {wire_name(f.name): self.of(hints[f.name], output=output) for f in fields}
         required = [wire_name(f.name) for f in fields if output or f.default is attrs.NOTHING]
         if model is ApiKey:
@@ -310,6 +346,15 @@ class _Schemas:
         if not output:
             schema["additionalProperties"] = False
         return schema
+
+
+def _describe(owner: Any) -> str:
+    if isinstance(owner, tuple):
+        kind, model = owner
+        return f"the {kind} of {model.__module__}.{model.__qualname__}"
+    if isinstance(owner, type):
+        return f"the model {owner.__module__}.{owner.__qualname__}"
+    return f"the built-in schema {owner}"
 
 
 def _error_response(name: str, status: int) -> dict[str, Any]:
@@ -334,11 +379,17 @@ _ERROR_SCHEMA = {
             "type": "object",
             "required": ["code", "message", "details"],
             "properties": {
-                "code": {"type": "string", "description": "validation_error, unauthorized, forbidden, "
-                         "not_found, method_not_allowed, conflict, rate_limited or internal_error"},
+                "code": {
+                    "type": "string",
+                    "description": "validation_error, unauthorized, forbidden, "
+                    "not_found, method_not_allowed, conflict, rate_limited or internal_error",
+                },
                 "message": {"type": "string"},
-                "details": {"type": "object", "additionalProperties": True,
-                            "description": "Context such as field, value and reason"},
+                "details": {
+                    "type": "object",
+                    "additionalProperties": True,
+                    "description": "Context such as field, value and reason",
+                },
             },
         },
         "requestId": {"type": "string"},
@@ -384,26 +435,38 @@ _ORGANIZATION = {
 }
 _PARAMETERS = {
     "XOrganizationId": {
-        "name": "X-Organization-Id", "in": "header", "required": False, "schema": {"type": "string"},
+        "name": "X-Organization-Id",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string"},
         "description": "Optional for API keys (the key names its organization); another organization's id is 403.",
     },
     "IdempotencyKey": {
-        "name": "Idempotency-Key", "in": "header", "required": False,
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": False,
         "schema": {"type": "string", "minLength": 1, "maxLength": 255},
         "description": "Repeat within 24 hours with the same body: the original result, nothing created "
-                       "twice. The same key with a different body: 409.",
+        "twice. The same key with a different body: 409.",
     },
-    "page": {"name": "page", "in": "query", "required": False,
-             "schema": {"type": "integer", "minimum": 1, "default": 1}},
-    "perPage": {"name": "perPage", "in": "query", "required": False,
-                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE}},
+    "page": {
+        "name": "page",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "integer", "minimum": 1, "default": 1},
+    },
+    "perPage": {
+        "name": "perPage",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE},
+    },
 }
 _HEADERS = {
     "X-Request-Id": {"description": "Identifier of this request, for logs", "schema": {"type": "string"}},
     "X-RateLimit-Limit": {"description": "Requests the key's bucket holds", "schema": {"type": "integer"}},
     "X-RateLimit-Remaining": {"description": "Requests left in the bucket", "schema": {"type": "integer"}},
-    "X-RateLimit-Reset": {"description": "Epoch seconds when the bucket is full again",
-                          "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Epoch seconds when the bucket is full again", "schema": {"type": "integer"}},
     "Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}},
 }
 

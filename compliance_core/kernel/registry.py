@@ -55,6 +55,10 @@ class Download:
     :param filename: what a browser saves it as
     :param media_type: e.g. ``text/csv``, ``application/pdf``
     :param chunks: the content; iterated once, by whoever sends it
+
+    The chunks are consumed after the service has returned, outside its transaction, and over
+    HTTP after the status line is sent: read what the file needs (and raise any error) before
+    returning, and let the chunks only format what was read.
     """
 
     filename: str
@@ -100,6 +104,8 @@ class Operation:
         or None (nothing: 204 over HTTP)
     :param example: a valid request body in wire form, for the documentation and the generic
         suites (which create records with it)
+    :param media_type: for a ``Download`` result, the media type of the file it answers with
+        (``text/csv``), as documented; None documents ``application/octet-stream``
     """
 
     name: str
@@ -112,6 +118,7 @@ class Operation:
     idempotent: bool = False
     result: Any = None
     example: Mapping[str, Any] | None = None
+    media_type: str | None = None
 
     @property
     def area(self) -> str:
@@ -189,6 +196,8 @@ class Area(Generic[S]):
                 raise ValueError(f"operation {operation.name} declared in area {self.name}")
             if operation.action is not None and operation.action not in self.actions:
                 raise ValueError(f"operation {operation.name} needs {operation.action.name}, not declared")
+            if operation.media_type is not None and operation.result is not Download:
+                raise ValueError(f"operation {operation.name} declares a media type but answers no Download")
 
 
 def signature_mismatches(area: Area[Any], service: object) -> list[str]:

@@ -12,7 +12,7 @@ parse the path ids, the list query and the body with ``wire``, call the one serv
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import falcon
 
@@ -57,8 +57,13 @@ class OperationResource:
     :param locate: the path of an operation's endpoint for given ids (Location of a 202)
     """
 
-    def __init__(self, endpoints: Iterable[Endpoint], services: Mapping[str, Any], wire: Wire,
-                 locate: Callable[[str, tuple[str, ...]], str]) -> None:
+    def __init__(
+        self,
+        endpoints: Iterable[Endpoint],
+        services: Mapping[str, Any],
+        wire: Wire,
+        locate: Callable[[str, tuple[str, ...]], str],
+    ) -> None:
         self._wire = wire
         self._locate = locate
         for endpoint in endpoints:
@@ -81,7 +86,8 @@ class OperationResource:
             authorize(actor, action)
             arguments: dict[str, Any] = {name: params[name] for name in ids}
             if operation.paged:
-                filters, page = wire.list_query(req.params, operation.filters)
+                # the middleware has refused repeated parameters: every value is one string
+                filters, page = wire.list_query(cast("Mapping[str, str]", req.params), operation.filters)
                 if operation.filters is not None:
                     arguments["filters"] = filters
                 arguments["page"] = page
@@ -112,7 +118,15 @@ class OperationResource:
             resp.status = endpoint.status
             resp.content_type = result.media_type
             resp.downloadable_as = result.filename
-            resp.stream = iter(result.chunks)
+            if req.method == "HEAD":
+                # Headers only, as GET sends them (no Content-Length: the size is not known
+                # before the file is produced); the content is never produced.
+                close = getattr(result.chunks, "close", None)
+                if close is not None:
+                    close()
+                resp.stream = iter(())
+            else:  # sent chunk by chunk; the WSGI server closes the iterator when done
+                resp.stream = iter(result.chunks)
         elif isinstance(result, Accepted):
             resp.location = self._locate(result.status, (result.job.id,))
             send(req, resp, wire.dumps(result.job))

@@ -91,13 +91,16 @@ class Endpoint:
         """The job model of an operation that answers ``Accepted[Job]``."""
         result = self.operation.result
         if typing.get_origin(result) is Accepted:
-            return typing.get_args(result)[0]  # type: ignore[no-any-return]
+            job: type = typing.get_args(result)[0]
+            return job
         return None
 
     @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
         """Matches a concrete path of this endpoint, capturing its ids."""
-        return re.compile("^" + _PATH_PARAM.sub(r"(?P<\1>[^/]+)", re.escape(self.path).replace(r"\{", "{").replace(r"\}", "}")) + "$")
+        return re.compile(
+            "^" + _PATH_PARAM.sub(r"(?P<\1>[^/]+)", re.escape(self.path).replace(r"\{", "{").replace(r"\}", "}")) + "$"
+        )
 
     @functools.cached_property
     def path_params(self) -> tuple[str, ...]:
@@ -122,8 +125,9 @@ def endpoints(operations: Mapping[str, Operation], routes: tuple[Route, ...] = R
             raise RuntimeError(f"{route.method} {route.path}: no operation {route.operation!r}")
         endpoint = Endpoint(route=route, operation=operation)
         if endpoint.path_params != operation.ids:
-            raise RuntimeError(f"{route.path}: path parameters {endpoint.path_params} but {operation.name} "
-                               f"takes ids {operation.ids}")
+            raise RuntimeError(
+                f"{route.path}: path parameters {endpoint.path_params} but {operation.name} takes ids {operation.ids}"
+            )
         bound.append(endpoint)
     return tuple(bound)
 

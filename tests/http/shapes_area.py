@@ -1,0 +1,698 @@
+"""Notebooks: a test-only area that puts every shape the HTTP layer offers on the wire.
+
+It is declared exactly as docs/adding-an-area.md says (models, actions, operations, ``Records``
+tables, events, a service on the unit of work and the records helpers, ``AREA``) and registered
+only by the tests that use it: ``Platform(MemoryStore(areas=[*AREAS, AREA]), areas=[*AREAS, AREA])``
+and ``create_app(platform, routes=(*ROUTES, *ROUTES_OF_NOTEBOOKS))``. No real area uses PUT, two
+ids, files or 202 yet; this one does, so the generic machinery is proven before policies and
+exports need it:
+
+- replace (PUT, the ``New`` model as ``data``) and delete (204);
+- a transition without a body (``unpublish``) and one with a body (``publish``, ``{"note"}``);
+- pages nested under their notebook: ``/v1/notebooks/{notebook_id}/pages/{page_id}``;
+- files: CSV, PDF, XLSX and ZIP exports, each produced chunk by chunk by a generator;
+- an export job: ``POST .../exports`` answers ``Accepted[NotebookJob]`` (202 and a Location),
+  ``GET /v1/notebook-jobs/{job_id}`` reports it.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import enum
+import io
+import zipfile
+from collections.abc import Iterator, Sequence
+from xml.sax.saxutils import escape
+
+import attrs
+
+from compliance_core.kernel.errors import NotFound
+from compliance_core.kernel.events import Event
+from compliance_core.kernel.idempotency import run_idempotent
+from compliance_core.kernel.pagination import Page, PageCache, PageRequest
+from compliance_core.kernel.permissions import MANAGERS, OWNERS, READERS, Action, Actor, authorize
+from compliance_core.kernel.records import Records, changed, fetch, list_page
+from compliance_core.kernel.registry import Accepted, Area, Download, Operation, Session
+from compliance_core.kernel.uow import UnitOfWork
+from compliance_core.kernel.validation import Patch, Unset, blank_text, patch_field, text
+from compliance_http.routes.rows import group
+
+CSV = "text/csv"
+PDF = "application/pdf"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+ZIP = "application/zip"
+
+
+# -- models --------------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Notebook:
+    id: str
+    organization_id: str
+    title: str
+    summary: str = ""
+    published: bool = False
+    publish_note: str | None = None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class NewNotebook:
+    """The create body, and the whole of a replacement (PUT)."""
+
+    title: str = attrs.field(converter=text(200))
+    summary: str = attrs.field(default="", converter=blank_text(2000))
+
+
+_NEW = attrs.fields(NewNotebook)
+
+
+@attrs.frozen(kw_only=True)
+class NotebookPatch(Patch):
+    title: str | Unset = patch_field(_NEW.title.converter)
+    summary: str | None | Unset = patch_field(_NEW.summary.converter)
+
+
+@attrs.frozen(kw_only=True)
+class NotebookFilter:
+    published: bool | None = None
+
+    def matches(self, notebook: Notebook) -> bool:
+        return self.published is None or notebook.published == self.published
+
+
+@attrs.frozen(kw_only=True)
+class PublishNotebook:
+    """The body of the publish transition."""
+
+    note: str = attrs.field(converter=text(500))
+
+
+@attrs.frozen(kw_only=True)
+class NotePage:
+    id: str
+    organization_id: str
+    notebook_id: str
+    title: str
+    body: str = ""
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class NewNotePage:
+    title: str = attrs.field(converter=text(200))
+    body: str = attrs.field(default="", converter=blank_text(10_000))
+
+
+@attrs.frozen(kw_only=True)
+class NotePageFilter:
+    """The store's filter of the pages table; the service sets it from the path, so the list
+    operation takes no filter parameters."""
+
+    notebook_id: str | None = None
+
+    def matches(self, page: NotePage) -> bool:
+        return self.notebook_id is None or page.notebook_id == self.notebook_id
+
+
+class JobStatus(enum.StrEnum):
+    QUEUED = "queued"
+    DONE = "done"
+
+
+@attrs.frozen(kw_only=True)
+class NotebookJob:
+    """An export that finishes later; its status is read at ``/v1/notebook-jobs/{jobId}``."""
+
+    id: str
+    organization_id: str
+    notebook_id: str
+    status: JobStatus = JobStatus.QUEUED
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class NotebookJobFilter:
+    notebook_id: str | None = None
+
+    def matches(self, job: NotebookJob) -> bool:
+        return self.notebook_id is None or job.notebook_id == self.notebook_id
+
+
+# -- tables, actions, events ---------------------------------------------------------------------
+
+NOTEBOOKS: Records[Notebook, NotebookFilter] = Records(
+    "notebooks", model=Notebook, filters=NotebookFilter, kind="notebook", prefix="nbk"
+)
+NOTEBOOK_PAGES: Records[NotePage, NotePageFilter] = Records(
+    "notebook_pages", model=NotePage, filters=NotePageFilter, kind="notebook page", prefix="nbp"
+)
+NOTEBOOK_JOBS: Records[NotebookJob, NotebookJobFilter] = Records(
+    "notebook_jobs", model=NotebookJob, filters=NotebookJobFilter, kind="notebook job", prefix="nbj"
+)
+
+NOTEBOOK_READ = Action("notebook:read", READERS)
+NOTEBOOK_WRITE = Action("notebook:write", MANAGERS)
+NOTEBOOK_PUBLISH = Action("notebook:publish", OWNERS)
+"""Only owners publish: an admin, who may write, is refused before the body is read."""
+
+
+class NotebookCreated(Event):
+    type = "notebook.created"
+
+
+class NotebookUpdated(Event):
+    type = "notebook.updated"
+
+
+class NotebookDeleted(Event):
+    type = "notebook.deleted"
+
+
+class NotebookPublished(Event):
+    type = "notebook.published"
+
+
+class NotebookUnpublished(Event):
+    type = "notebook.unpublished"
+
+
+class NotebookPageCreated(Event):
+    type = "notebook_page.created"
+
+
+class NotebookPageUpdated(Event):
+    type = "notebook_page.updated"
+
+
+class NotebookPageDeleted(Event):
+    type = "notebook_page.deleted"
+
+
+class NotebookExportRequested(Event):
+    type = "notebook.export_requested"
+
+
+# -- the files -----------------------------------------------------------------------------------
+
+
+def csv_chunks(notebook: Notebook, pages: Sequence[NotePage]) -> Iterator[bytes]:
+    """One chunk per row."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in [("id", "title", "body"), *((page.id, page.title, page.body) for page in pages)]:
+        writer.writerow(row)
+        yield buffer.getvalue().encode()
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def pdf_chunks(notebook: Notebook, pages: Sequence[NotePage]) -> Iterator[bytes]:
+    """A one-page PDF 1.4 listing the page titles, one object per chunk, with a correct xref."""
+
+    def literal(value: str) -> str:
+        return "(" + value.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
+
+    lines = [notebook.title, *(page.title for page in pages)]
+    content = "BT /F1 12 Tf 72 720 Td 16 TL " + " ".join(f"{literal(line)} '" for line in lines) + " ET"
+    stream = content.encode("latin-1", "replace")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> "
+        b"/Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+    ]
+    head = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
+    yield head
+    offset, offsets = len(head), []
+    for number, body in enumerate(objects, 1):
+        chunk = b"%d 0 obj\n%s\nendobj\n" % (number, body)
+        offsets.append(offset)
+        offset += len(chunk)
+        yield chunk
+    xref = b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    xref += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    yield xref + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, offset)
+
+
+def _zip(files: Sequence[tuple[str, str]], when: dt.datetime) -> bytes:
+    buffer = io.BytesIO()
+    stamp = when.timetuple()[:6]
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files:
+            archive.writestr(zipfile.ZipInfo(name, date_time=stamp), content)
+    return buffer.getvalue()
+
+
+def _pieces(data: bytes, size: int = 128) -> Iterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+_XLSX_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+    '<Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    "</Types>"
+)
+_XLSX_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Target="xl/workbook.xml" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"/>'
+    "</Relationships>"
+)
+_XLSX_WORKBOOK = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+    '<sheets><sheet name="Pages" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
+_XLSX_WORKBOOK_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Target="worksheets/sheet1.xml" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet"/>'
+    "</Relationships>"
+)
+
+
+def xlsx_chunks(notebook: Notebook, pages: Sequence[NotePage]) -> Iterator[bytes]:
+    """A minimal Office Open XML workbook (a ZIP of five parts), one row per page, inline strings."""
+    rows = [("title", "body"), *((page.title, page.body) for page in pages)]
+    cells = "".join(
+        f'<row r="{number}">'
+        + "".join(
+            f'<c r="{column}{number}" t="inlineStr"><is><t>{escape(value)}</t></is></c>'
+            for column, value in zip("AB", row, strict=True)
+        )
+        + "</row>"
+        for number, row in enumerate(rows, 1)
+    )
+    sheet = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        f"<sheetData>{cells}</sheetData></worksheet>"
+    )
+    yield from _pieces(
+        _zip(
+            [
+                ("[Content_Types].xml", _XLSX_TYPES),
+                ("_rels/.rels", _XLSX_RELS),
+                ("xl/workbook.xml", _XLSX_WORKBOOK),
+                ("xl/_rels/workbook.xml.rels", _XLSX_WORKBOOK_RELS),
+                ("xl/worksheets/sheet1.xml", sheet),
+            ],
+            notebook.updated_at,
+        )
+    )
+
+
+def zip_chunks(notebook: Notebook, pages: Sequence[NotePage]) -> Iterator[bytes]:
+    """The pages as Markdown files."""
+    files = [
+        (f"pages/{index:03d}-{page.id}.md", f"# {page.title}\n\n{page.body}\n") for index, page in enumerate(pages, 1)
+    ]
+    yield from _pieces(
+        _zip([("README.md", f"# {notebook.title}\n\n{notebook.summary}\n"), *files], notebook.updated_at)
+    )
+
+
+# -- the service ---------------------------------------------------------------------------------
+
+
+@attrs.define
+class NotebookService:
+    uow: UnitOfWork
+    pages: PageCache
+
+    def list(
+        self, actor: Actor, filters: NotebookFilter | None = None, page: PageRequest | None = None
+    ) -> Page[Notebook]:
+        authorize(actor, NOTEBOOK_READ)
+        with self.uow.read() as session:
+            return list_page(
+                session,
+                NOTEBOOKS,
+                self.pages,
+                actor.organization_id,
+                filters or NotebookFilter(),
+                page or PageRequest(),
+            )
+
+    def create(self, actor: Actor, data: NewNotebook, *, idempotency_key: str | None = None) -> Notebook:
+        authorize(actor, NOTEBOOK_WRITE)
+        now = self.uow.clock.now()
+
+        def create() -> Notebook:
+            notebook = Notebook(
+                id=self.uow.ids.new(NOTEBOOKS.prefix),
+                organization_id=actor.organization_id,
+                created_at=now,
+                updated_at=now,
+                **attrs.asdict(data, recurse=False),
+            )
+            tx[NOTEBOOKS].add(notebook)
+            tx.record(NotebookCreated(organization_id=actor.organization_id, subject=notebook))
+            return notebook
+
+        with self.uow.write() as tx:
+            return run_idempotent(tx, actor, idempotency_key, "notebooks.create", data, now, create)
+
+    def get(self, actor: Actor, notebook_id: str) -> Notebook:
+        authorize(actor, NOTEBOOK_READ)
+        with self.uow.read() as session:
+            return fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
+
+    def update(self, actor: Actor, notebook_id: str, patch: NotebookPatch) -> Notebook:
+        authorize(actor, NOTEBOOK_WRITE)
+        return self._change(actor, notebook_id, patch.changes())
+
+    def replace(self, actor: Actor, notebook_id: str, data: NewNotebook) -> Notebook:
+        """PUT: every field the body can hold is set, the ones left out to their defaults."""
+        authorize(actor, NOTEBOOK_WRITE)
+        return self._change(actor, notebook_id, attrs.asdict(data, recurse=False))
+
+    def _change(self, actor: Actor, notebook_id: str, changes: dict[str, object]) -> Notebook:
+        with self.uow.write() as tx:
+            current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
+            previous = changed(current, changes)
+            if not previous:
+                return current
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx[NOTEBOOKS].update(updated)
+            tx.record(NotebookUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
+        return updated
+
+    def delete(self, actor: Actor, notebook_id: str) -> None:
+        """The notebook and its pages."""
+        authorize(actor, NOTEBOOK_WRITE)
+        with self.uow.write() as tx:
+            current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
+            for page in self._pages_of(tx, actor.organization_id, notebook_id):
+                tx[NOTEBOOK_PAGES].delete(actor.organization_id, page.id)
+            tx[NOTEBOOKS].delete(actor.organization_id, notebook_id)
+            tx.record(NotebookDeleted(organization_id=actor.organization_id, subject=current))
+
+    def publish(self, actor: Actor, notebook_id: str, data: PublishNotebook) -> Notebook:
+        authorize(actor, NOTEBOOK_PUBLISH)
+        with self.uow.write() as tx:
+            current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
+            changes = {"published": True, "publish_note": data.note}
+            previous = changed(current, changes)
+            if not previous:
+                return current
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx[NOTEBOOKS].update(updated)
+            tx.record(NotebookPublished(organization_id=actor.organization_id, subject=updated, previous=previous))
+        return updated
+
+    def unpublish(self, actor: Actor, notebook_id: str) -> Notebook:
+        authorize(actor, NOTEBOOK_PUBLISH)
+        with self.uow.write() as tx:
+            current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
+            if not current.published:
+                return current
+            updated = attrs.evolve(current, published=False, publish_note=None, updated_at=self.uow.clock.now())
+            tx[NOTEBOOKS].update(updated)
+            tx.record(
+                NotebookUnpublished(
+                    organization_id=actor.organization_id,
+                    subject=updated,
+                    previous={"published": True, "publish_note": current.publish_note},
+                )
+            )
+        return updated
+
+    # -- pages: two ids, the child belongs to the parent ------------------------------------------
+
+    def list_pages(self, actor: Actor, notebook_id: str, page: PageRequest | None = None) -> Page[NotePage]:
+        authorize(actor, NOTEBOOK_READ)
+        with self.uow.read() as session:
+            fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
+            return list_page(
+                session,
+                NOTEBOOK_PAGES,
+                self.pages,
+                actor.organization_id,
+                NotePageFilter(notebook_id=notebook_id),
+                page or PageRequest(),
+            )
+
+    def add_page(self, actor: Actor, notebook_id: str, data: NewNotePage) -> NotePage:
+        authorize(actor, NOTEBOOK_WRITE)
+        now = self.uow.clock.now()
+        with self.uow.write() as tx:
+            fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
+            page = NotePage(
+                id=self.uow.ids.new(NOTEBOOK_PAGES.prefix),
+                organization_id=actor.organization_id,
+                notebook_id=notebook_id,
+                created_at=now,
+                updated_at=now,
+                **attrs.asdict(data, recurse=False),
+            )
+            tx[NOTEBOOK_PAGES].add(page)
+            tx.record(NotebookPageCreated(organization_id=actor.organization_id, subject=page))
+        return page
+
+    def get_page(self, actor: Actor, notebook_id: str, page_id: str) -> NotePage:
+        authorize(actor, NOTEBOOK_READ)
+        with self.uow.read() as session:
+            return _page_of(session, actor, notebook_id, page_id)
+
+    def replace_page(self, actor: Actor, notebook_id: str, page_id: str, data: NewNotePage) -> NotePage:
+        authorize(actor, NOTEBOOK_WRITE)
+        changes = attrs.asdict(data, recurse=False)
+        with self.uow.write() as tx:
+            current = _page_of(tx, actor, notebook_id, page_id)
+            previous = changed(current, changes)
+            if not previous:
+                return current
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx[NOTEBOOK_PAGES].update(updated)
+            tx.record(NotebookPageUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
+        return updated
+
+    def delete_page(self, actor: Actor, notebook_id: str, page_id: str) -> None:
+        authorize(actor, NOTEBOOK_WRITE)
+        with self.uow.write() as tx:
+            current = _page_of(tx, actor, notebook_id, page_id)
+            tx[NOTEBOOK_PAGES].delete(actor.organization_id, page_id)
+            tx.record(NotebookPageDeleted(organization_id=actor.organization_id, subject=current))
+
+    # -- files: read first, then produce the content lazily -----------------------------------------
+
+    def export_csv(self, actor: Actor, notebook_id: str) -> Download:
+        notebook, pages = self._contents(actor, notebook_id)
+        return Download(filename=f"{notebook.id}.csv", media_type=CSV, chunks=csv_chunks(notebook, pages))
+
+    def export_pdf(self, actor: Actor, notebook_id: str) -> Download:
+        """Named after the title, which may need RFC 6266's ``filename*``."""
+        notebook, pages = self._contents(actor, notebook_id)
+        return Download(filename=f"{notebook.title}.pdf", media_type=PDF, chunks=pdf_chunks(notebook, pages))
+
+    def export_xlsx(self, actor: Actor, notebook_id: str) -> Download:
+        notebook, pages = self._contents(actor, notebook_id)
+        return Download(filename=f"{notebook.id}.xlsx", media_type=XLSX, chunks=xlsx_chunks(notebook, pages))
+
+    def export_zip(self, actor: Actor, notebook_id: str) -> Download:
+        notebook, pages = self._contents(actor, notebook_id)
+        return Download(filename=f"{notebook.id}.zip", media_type=ZIP, chunks=zip_chunks(notebook, pages))
+
+    def _contents(self, actor: Actor, notebook_id: str) -> tuple[Notebook, list[NotePage]]:
+        authorize(actor, NOTEBOOK_READ)
+        with self.uow.read() as session:
+            notebook = fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
+            return notebook, self._pages_of(session, actor.organization_id, notebook_id)
+
+    @staticmethod
+    def _pages_of(session: Session, organization_id: str, notebook_id: str) -> list[NotePage]:
+        repository = session[NOTEBOOK_PAGES]
+        found: list[NotePage] = []
+        number = 1
+        while True:
+            items, total = repository.list(
+                organization_id, NotePageFilter(notebook_id=notebook_id), PageRequest(page=number, per_page=200)
+            )
+            found += items
+            if len(found) >= total or not items:
+                return found
+            number += 1
+
+    # -- work that finishes later --------------------------------------------------------------
+
+    def export(self, actor: Actor, notebook_id: str) -> Accepted[NotebookJob]:
+        """Queue an export; the answer names the operation that reports on it."""
+        authorize(actor, NOTEBOOK_READ)
+        now = self.uow.clock.now()
+        with self.uow.write() as tx:
+            fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
+            job = NotebookJob(
+                id=self.uow.ids.new(NOTEBOOK_JOBS.prefix),
+                organization_id=actor.organization_id,
+                notebook_id=notebook_id,
+                created_at=now,
+                updated_at=now,
+            )
+            tx[NOTEBOOK_JOBS].add(job)
+            tx.record(NotebookExportRequested(organization_id=actor.organization_id, subject=job))
+        return Accepted(job=job, status="notebooks.job")
+
+    def job(self, actor: Actor, job_id: str) -> NotebookJob:
+        authorize(actor, NOTEBOOK_READ)
+        with self.uow.read() as session:
+            return fetch(session, NOTEBOOK_JOBS, actor.organization_id, job_id)
+
+    def finish(self, organization_id: str, job_id: str) -> NotebookJob:
+        """What a worker does when the export is written (not an operation)."""
+        with self.uow.write() as tx:
+            job = attrs.evolve(
+                fetch(tx, NOTEBOOK_JOBS, organization_id, job_id),
+                status=JobStatus.DONE,
+                updated_at=self.uow.clock.now(),
+            )
+            tx[NOTEBOOK_JOBS].update(job)
+        return job
+
+
+def _page_of(session: Session, actor: Actor, notebook_id: str, page_id: str) -> NotePage:
+    """The page, or 404 when the notebook is missing or the page belongs to another notebook."""
+    fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
+    page = fetch(session, NOTEBOOK_PAGES, actor.organization_id, page_id)
+    if page.notebook_id != notebook_id:
+        raise NotFound.resource(NOTEBOOK_PAGES.kind, page_id)
+    return page
+
+
+# -- operations and the area ---------------------------------------------------------------------
+
+_NOTEBOOK = ("notebook_id",)
+_PAGE = ("notebook_id", "page_id")
+
+
+def _export(name: str, media_type: str) -> Operation:
+    return Operation(
+        name=f"notebooks.{name}", action=NOTEBOOK_READ, ids=_NOTEBOOK, result=Download, media_type=media_type
+    )
+
+
+AREA: Area[NotebookService] = Area(
+    name="notebooks",
+    service=lambda context: NotebookService(context.uow, context.pages),
+    actions=(NOTEBOOK_READ, NOTEBOOK_WRITE, NOTEBOOK_PUBLISH),
+    records=(NOTEBOOKS, NOTEBOOK_PAGES, NOTEBOOK_JOBS),
+    events=(
+        NotebookCreated,
+        NotebookUpdated,
+        NotebookDeleted,
+        NotebookPublished,
+        NotebookUnpublished,
+        NotebookPageCreated,
+        NotebookPageUpdated,
+        NotebookPageDeleted,
+        NotebookExportRequested,
+    ),
+    operations=(
+        Operation(name="notebooks.list", action=NOTEBOOK_READ, filters=NotebookFilter, paged=True, result=Notebook),
+        Operation(
+            name="notebooks.create",
+            action=NOTEBOOK_WRITE,
+            body=NewNotebook,
+            idempotent=True,
+            result=Notebook,
+            example={"title": "Audit notes", "summary": "What we saw."},
+        ),
+        Operation(name="notebooks.get", action=NOTEBOOK_READ, ids=_NOTEBOOK, result=Notebook),
+        Operation(
+            name="notebooks.update",
+            action=NOTEBOOK_WRITE,
+            ids=_NOTEBOOK,
+            body=NotebookPatch,
+            result=Notebook,
+            example={"summary": "Revised."},
+        ),
+        Operation(
+            name="notebooks.replace",
+            action=NOTEBOOK_WRITE,
+            ids=_NOTEBOOK,
+            body=NewNotebook,
+            result=Notebook,
+            example={"title": "Audit notes, v2"},
+        ),
+        Operation(name="notebooks.delete", action=NOTEBOOK_WRITE, ids=_NOTEBOOK, result=None),
+        Operation(
+            name="notebooks.publish",
+            action=NOTEBOOK_PUBLISH,
+            ids=_NOTEBOOK,
+            body=PublishNotebook,
+            result=Notebook,
+            example={"note": "Reviewed by the CISO."},
+        ),
+        Operation(name="notebooks.unpublish", action=NOTEBOOK_PUBLISH, ids=_NOTEBOOK, result=Notebook),
+        Operation(name="notebooks.list_pages", action=NOTEBOOK_READ, ids=_NOTEBOOK, paged=True, result=NotePage),
+        Operation(
+            name="notebooks.add_page",
+            action=NOTEBOOK_WRITE,
+            ids=_NOTEBOOK,
+            body=NewNotePage,
+            result=NotePage,
+            example={"title": "Interviews", "body": "Three people."},
+        ),
+        Operation(name="notebooks.get_page", action=NOTEBOOK_READ, ids=_PAGE, result=NotePage),
+        Operation(
+            name="notebooks.replace_page",
+            action=NOTEBOOK_WRITE,
+            ids=_PAGE,
+            body=NewNotePage,
+            result=NotePage,
+            example={"title": "Interviews", "body": "Four people."},
+        ),
+        Operation(name="notebooks.delete_page", action=NOTEBOOK_WRITE, ids=_PAGE, result=None),
+        _export("export_csv", CSV),
+        _export("export_pdf", PDF),
+        _export("export_xlsx", XLSX),
+        _export("export_zip", ZIP),
+        Operation(name="notebooks.export", action=NOTEBOOK_READ, ids=_NOTEBOOK, result=Accepted[NotebookJob]),
+        Operation(name="notebooks.job", action=NOTEBOOK_READ, ids=("job_id",), result=NotebookJob),
+    ),
+)
+
+_ONE = "/v1/notebooks/{notebook_id}"
+_PAGES = _ONE + "/pages"
+_EXPORTS = _ONE + "/exports"
+
+ROUTES = group(
+    "Notebooks",
+    ("GET", "/v1/notebooks", "notebooks.list", "List notebooks"),
+    ("POST", "/v1/notebooks", "notebooks.create", "Add a notebook", 201),
+    ("GET", _ONE, "notebooks.get", "Read one notebook"),
+    ("PATCH", _ONE, "notebooks.update", "Change some of a notebook's fields"),
+    ("PUT", _ONE, "notebooks.replace", "Replace a notebook's fields"),
+    ("DELETE", _ONE, "notebooks.delete", "Delete a notebook and its pages"),
+    ("POST", _ONE + "/publish", "notebooks.publish", "Publish a notebook with a note"),
+    ("POST", _ONE + "/unpublish", "notebooks.unpublish", "Withdraw a notebook"),
+    ("GET", _PAGES, "notebooks.list_pages", "List a notebook's pages"),
+    ("POST", _PAGES, "notebooks.add_page", "Add a page to a notebook", 201),
+    ("GET", _PAGES + "/{page_id}", "notebooks.get_page", "Read one page of a notebook"),
+    ("PUT", _PAGES + "/{page_id}", "notebooks.replace_page", "Replace a page of a notebook"),
+    ("DELETE", _PAGES + "/{page_id}", "notebooks.delete_page", "Delete a page of a notebook"),
+    ("GET", _EXPORTS + "/csv", "notebooks.export_csv", "The pages as CSV"),
+    ("GET", _EXPORTS + "/pdf", "notebooks.export_pdf", "The notebook as PDF"),
+    ("GET", _EXPORTS + "/xlsx", "notebooks.export_xlsx", "The pages as a spreadsheet"),
+    ("GET", _EXPORTS + "/zip", "notebooks.export_zip", "The pages as Markdown files in a ZIP"),
+    ("POST", _EXPORTS, "notebooks.export", "Start an export (answers 202)"),
+    ("GET", "/v1/notebook-jobs/{job_id}", "notebooks.job", "Read an export job's status"),
+)
