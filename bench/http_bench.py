@@ -21,8 +21,16 @@ from .load import LoadResult, run_load
 from .machine import CpuMeter, group_cpu_seconds
 from .seed import Seeded
 
-__all__ = ["HttpSettings", "HttpResult", "Measured", "format_http", "run_http_bench", "LIST_PATH", "list_paths",
-           "vendors_needed"]
+__all__ = [
+    "HttpSettings",
+    "HttpResult",
+    "Measured",
+    "format_http",
+    "run_http_bench",
+    "LIST_PATH",
+    "list_paths",
+    "vendors_needed",
+]
 
 LIST_PATH = "/v1/vendors?perPage=50"
 _SIZES = range(25, 76)
@@ -102,12 +110,24 @@ def _measure(server: servers.Server, settings: HttpSettings, headers: dict[str, 
     url = server.base_url + LIST_PATH
     paths = list_paths(settings.pages) if settings.pages > 1 else ()
     if settings.warmup > 0:
-        run_load(url, seconds=settings.warmup, connections=settings.connections, threads=settings.threads,
-                 headers=headers, paths=paths)
+        run_load(
+            url,
+            seconds=settings.warmup,
+            connections=settings.connections,
+            threads=settings.threads,
+            headers=headers,
+            paths=paths,
+        )
     meter = CpuMeter().start()
     cpu_before = group_cpu_seconds(server.process.pid)
-    result = run_load(url, seconds=settings.seconds, connections=settings.connections, threads=settings.threads,
-                      headers=headers, paths=paths)
+    result = run_load(
+        url,
+        seconds=settings.seconds,
+        connections=settings.connections,
+        threads=settings.threads,
+        headers=headers,
+        paths=paths,
+    )
     cpu_after = group_cpu_seconds(server.process.pid)
     busy = meter.stop()
     per_request = None
@@ -120,8 +140,17 @@ def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpS
     auth = {"X-API-Key": seeded.api_key}
     port = servers.free_port()
     full_command = _compliance_command() + [
-        "serve", "--db", str(db_path), "--host", servers.HOST, "--port", str(port), "--workers", str(settings.workers),
-        "--threads", str(settings.server_threads),
+        "serve",
+        "--db",
+        str(db_path),
+        "--host",
+        servers.HOST,
+        "--port",
+        str(port),
+        "--workers",
+        str(settings.workers),
+        "--threads",
+        str(settings.server_threads),
     ]
     with servers.start("full stack", full_command, port, workdir / "full-stack.log", LIST_PATH, auth) as full:
         status, headers, body = servers.fetch(full.base_url + LIST_PATH, auth)
@@ -137,17 +166,32 @@ def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpS
     body_file = workdir / "vendors-page.json"
     body_file.write_bytes(body)
     port = servers.free_port()
-    bare_command = [servers.python(), "-m", "bench.bare", "--host", servers.HOST, "--port", str(port),
-                    "--workers", str(settings.workers), "--threads", str(settings.server_threads),
-                    "--body", str(body_file), "--content-type", content_type]
+    bare_command = [
+        servers.python(),
+        "-m",
+        "bench.bare",
+        "--host",
+        servers.HOST,
+        "--port",
+        str(port),
+        "--workers",
+        str(settings.workers),
+        "--threads",
+        str(settings.server_threads),
+        "--body",
+        str(body_file),
+        "--content-type",
+        content_type,
+    ]
     with servers.start("bare falcon", bare_command, port, workdir / "bare.log", LIST_PATH) as bare:
         status, _, copy = servers.fetch(bare.base_url + LIST_PATH)
         if status != 200 or copy != body:
             raise RuntimeError("the bare app does not serve the captured bytes")
         bare_result = _measure(bare, settings, {})
 
-    return HttpResult(settings=settings, body_bytes=len(body), content_type=content_type, full=full_result,
-                      bare=bare_result)
+    return HttpResult(
+        settings=settings, body_bytes=len(body), content_type=content_type, full=full_result, bare=bare_result
+    )
 
 
 def format_http(result: HttpResult) -> str:
@@ -157,9 +201,11 @@ def format_http(result: HttpResult) -> str:
         target = f"GET {LIST_PATH} ({result.body_bytes:,} bytes, {result.content_type})"
     else:
         paths = list_paths(s.pages)
-        target = (f"GET /v1/vendors cycling through {s.pages:,} different pages ({paths[0]} ... {paths[-1]}: "
-                  f"perPage {_SIZES[0]}-{_SIZES[-1]}, ~{result.body_bytes:,} bytes each; the bare app answers "
-                  f"every one with the perPage=50 bytes)")
+        target = (
+            f"GET /v1/vendors cycling through {s.pages:,} different pages ({paths[0]} ... {paths[-1]}: "
+            f"perPage {_SIZES[0]}-{_SIZES[-1]}, ~{result.body_bytes:,} bytes each; the bare app answers "
+            f"every one with the perPage=50 bytes)"
+        )
     lines = [
         f"HTTP: {target}, {s.workers} waitress processes x {s.server_threads} threads, {full.generator} "
         f"{s.threads} threads / {s.connections} keep-alive connections, {s.warmup:g} s warm-up + {s.seconds:g} s",
@@ -170,12 +216,16 @@ def format_http(result: HttpResult) -> str:
         load = measured.load
         busy = "n/a" if measured.cpu_busy is None else f"{measured.cpu_busy:.0%}"
         cost = "n/a" if measured.server_cpu_us is None else f"{measured.server_cpu_us:,.0f}"
-        lines.append(f"{name:<26}{load.requests_per_second:>9,.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}"
-                     f"{load.requests:>10,}{load.errors:>7}{busy:>10}{cost:>19}")
+        lines.append(
+            f"{name:<26}{load.requests_per_second:>9,.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}"
+            f"{load.requests:>10,}{load.errors:>7}{busy:>10}{cost:>19}"
+        )
     ratio_ok = "met" if result.ratio >= 0.5 else "MISSED"
     p99_ok = "met" if full.p99_ms < 10 else "MISSED"
-    lines.append(f"full/bare throughput: {result.ratio:.1%} (target >= 50%: {ratio_ok}); "
-                 f"full-stack p99 {full.p99_ms:.2f} ms (target < 10 ms: {p99_ok})")
+    lines.append(
+        f"full/bare throughput: {result.ratio:.1%} (target >= 50%: {ratio_ok}); "
+        f"full-stack p99 {full.p99_ms:.2f} ms (target < 10 ms: {p99_ok})"
+    )
     if full.errors or bare.errors:
         lines.append("WARNING: errors or non-2xx answers during the run; the figures above include them")
     return "\n".join(lines)

@@ -27,8 +27,7 @@ from .seed import Seeded
 __all__ = ["Timing", "Scenario", "InProcessResult", "run_inprocess_bench", "format_inprocess"]
 
 PER_PAGE = 50
-PAGE_SQL = ("SELECT * FROM vendors WHERE organization_id = ? AND archived = 0 "
-            "ORDER BY created_at, id LIMIT ? OFFSET ?")
+PAGE_SQL = "SELECT * FROM vendors WHERE organization_id = ? AND archived = 0 ORDER BY created_at, id LIMIT ? OFFSET ?"
 COUNT_SQL = "SELECT count(*) FROM vendors WHERE organization_id = ? AND archived = 0"
 
 
@@ -75,8 +74,13 @@ def _plain_list(connection: sqlite3.Connection, organization_id: str, page: int)
 
 def _timing(name: str, batches: list[float], per_batch: int) -> Timing:
     per_call = [seconds / per_batch * 1e6 for seconds in batches]
-    return Timing(name=name, mean_us=statistics.fmean(per_call), median_us=statistics.median(per_call),
-                  best_us=min(per_call), calls=len(batches) * per_batch)
+    return Timing(
+        name=name,
+        mean_us=statistics.fmean(per_call),
+        median_us=statistics.median(per_call),
+        best_us=min(per_call),
+        calls=len(batches) * per_batch,
+    )
 
 
 def run_inprocess_bench(db_path: Path, seeded: Seeded, *, repeats: int = 30, page_count: int = 20) -> InProcessResult:
@@ -96,16 +100,25 @@ def run_inprocess_bench(db_path: Path, seeded: Seeded, *, repeats: int = 30, pag
                 raise RuntimeError("the plain query does not return the platform's page; fix PAGE_SQL")
             scenarios = tuple(
                 _scenario(label, pages, repeats, platform, actor, connection, seeded.organization_id)
-                for label, pages in ((f"page 1 (x{page_count})", (1,) * page_count),
-                                     (f"pages {spread[0]}..{spread[-1]} ({len(spread)} pages)", spread))
+                for label, pages in (
+                    (f"page 1 (x{page_count})", (1,) * page_count),
+                    (f"pages {spread[0]}..{spread[-1]} ({len(spread)} pages)", spread),
+                )
             )
         finally:
             connection.close()
     return InProcessResult(scenarios=scenarios)
 
 
-def _scenario(label: str, pages: tuple[int, ...], repeats: int, platform: Platform, actor: Any,
-              connection: sqlite3.Connection, organization_id: str) -> Scenario:
+def _scenario(
+    label: str,
+    pages: tuple[int, ...],
+    repeats: int,
+    platform: Platform,
+    actor: Any,
+    connection: sqlite3.Connection,
+    organization_id: str,
+) -> Scenario:
     requests = [PageRequest(page=k, per_page=PER_PAGE) for k in pages]
     uncached = attrs.evolve(platform.vendors, pages=PageCache(0))
 
@@ -121,8 +134,11 @@ def _scenario(label: str, pages: tuple[int, ...], repeats: int, platform: Platfo
         for k in pages:
             _plain_list(connection, organization_id, k)
 
-    candidates: list[tuple[Callable[[], None], list[float]]] = [(platform_batch, []), (uncached_batch, []),
-                                                                 (plain_batch, [])]
+    candidates: list[tuple[Callable[[], None], list[float]]] = [
+        (platform_batch, []),
+        (uncached_batch, []),
+        (plain_batch, []),
+    ]
     for batch, _ in candidates:  # warm the caches
         batch()
     for _ in range(repeats):
@@ -130,19 +146,28 @@ def _scenario(label: str, pages: tuple[int, ...], repeats: int, platform: Platfo
             started = time.perf_counter()
             batch()
             times.append(time.perf_counter() - started)
-    return Scenario(label=label, pages=pages,
-                    platform=_timing("platform.vendors.list", candidates[0][1], len(pages)),
-                    uncached=_timing("  without page cache", candidates[1][1], len(pages)),
-                    plain=_timing("plain sqlite3 + dicts", candidates[2][1], len(pages)))
+    return Scenario(
+        label=label,
+        pages=pages,
+        platform=_timing("platform.vendors.list", candidates[0][1], len(pages)),
+        uncached=_timing("  without page cache", candidates[1][1], len(pages)),
+        plain=_timing("plain sqlite3 + dicts", candidates[2][1], len(pages)),
+    )
 
 
 def format_inprocess(result: InProcessResult) -> str:
-    lines = [f"In-process: one page of {PER_PAGE} + total per call, 10,000 vendors",
-             f"{'pages':<24}{'call':<24}{'mean us':>9}{'median us':>11}{'best us':>9}{'calls':>7}"]
+    lines = [
+        f"In-process: one page of {PER_PAGE} + total per call, 10,000 vendors",
+        f"{'pages':<24}{'call':<24}{'mean us':>9}{'median us':>11}{'best us':>9}{'calls':>7}",
+    ]
     for scenario in result.scenarios:
         for timing in (scenario.platform, scenario.uncached, scenario.plain):
-            lines.append(f"{scenario.label:<24}{timing.name:<24}{timing.mean_us:>9.0f}{timing.median_us:>11.0f}"
-                         f"{timing.best_us:>9.0f}{timing.calls:>7}")
-        lines.append(f"{'':<24}platform / plain (median): {scenario.ratio:.2f}x; without page cache: "
-                     f"{scenario.uncached_ratio:.2f}x")
+            lines.append(
+                f"{scenario.label:<24}{timing.name:<24}{timing.mean_us:>9.0f}{timing.median_us:>11.0f}"
+                f"{timing.best_us:>9.0f}{timing.calls:>7}"
+            )
+        lines.append(
+            f"{'':<24}platform / plain (median): {scenario.ratio:.2f}x; without page cache: "
+            f"{scenario.uncached_ratio:.2f}x"
+        )
     return "\n".join(lines)

@@ -39,8 +39,15 @@ def wrk_path() -> str | None:
     return shutil.which("wrk")
 
 
-def run_load(url: str, *, seconds: float, connections: int, threads: int,
-             headers: dict[str, str] | None = None, paths: Sequence[str] = ()) -> LoadResult:
+def run_load(
+    url: str,
+    *,
+    seconds: float,
+    connections: int,
+    threads: int,
+    headers: dict[str, str] | None = None,
+    paths: Sequence[str] = (),
+) -> LoadResult:
     """Load ``url``; with ``paths``, requests go to those paths on ``url``'s host instead, in turn,
     so that together the generator's threads walk the list in order, again and again."""
     headers = headers or {}
@@ -81,10 +88,10 @@ def cycle_script(paths: Sequence[str], threads: int) -> str:
     return _CYCLE_SCRIPT % {"paths": ", ".join(f'"{path}"' for path in paths), "threads": threads}
 
 
-def _run_wrk(wrk: str, url: str, seconds: float, connections: int, threads: int,
-             headers: dict[str, str], paths: Sequence[str]) -> LoadResult:
-    command = [wrk, "--latency", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s",
-               "--timeout", "5s"]
+def _run_wrk(
+    wrk: str, url: str, seconds: float, connections: int, threads: int, headers: dict[str, str], paths: Sequence[str]
+) -> LoadResult:
+    command = [wrk, "--latency", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     with tempfile.NamedTemporaryFile("w", suffix=".lua", prefix="wrk-cycle-") as script:
@@ -114,8 +121,12 @@ def parse_wrk(output: str) -> LoadResult:
     rate = re.search(r"^Requests/sec:\s+([\d.]+)", output, re.M)
     if not (total and rate and "50" in percentiles and "99" in percentiles):
         raise RuntimeError(f"could not read wrk output:\n{output}")
-    errors = sum(int(n) for n in re.findall(
-        r"(?:connect|read|write|timeout) (\d+)", " ".join(re.findall(r"^\s*Socket errors:.*$", output, re.M))))
+    errors = sum(
+        int(n)
+        for n in re.findall(
+            r"(?:connect|read|write|timeout) (\d+)", " ".join(re.findall(r"^\s*Socket errors:.*$", output, re.M))
+        )
+    )
     non_2xx = re.search(r"^\s*Non-2xx or 3xx responses:\s+(\d+)", output, re.M)
     errors += int(non_2xx.group(1)) if non_2xx else 0
     return LoadResult(
@@ -129,27 +140,37 @@ def parse_wrk(output: str) -> LoadResult:
     )
 
 
-def _run_python(url: str, seconds: float, connections: int, threads: int,
-                headers: dict[str, str], paths: Sequence[str]) -> LoadResult:
+def _run_python(
+    url: str, seconds: float, connections: int, threads: int, headers: dict[str, str], paths: Sequence[str]
+) -> LoadResult:
     """The fallback: ``threads`` processes, each holding its share of persistent connections."""
     processes = max(1, min(threads, connections))
     shares = [connections // processes + (1 if i < connections % processes else 0) for i in range(processes)]
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes) as pool:
-        parts = pool.starmap(_python_worker, [(url, seconds, share, headers, list(paths), index, processes)
-                                              for index, share in enumerate(shares)])
+        parts = pool.starmap(
+            _python_worker,
+            [(url, seconds, share, headers, list(paths), index, processes) for index, share in enumerate(shares)],
+        )
     latencies = sorted(latency for part in parts for latency in part[0])
     errors = sum(part[1] for part in parts)
     if not latencies:
         raise RuntimeError(f"no request to {url} succeeded")
     cut = statistics.quantiles(latencies, n=100, method="inclusive")
-    return LoadResult(generator="python http.client", requests=len(latencies), seconds=seconds,
-                      requests_per_second=len(latencies) / seconds, p50_ms=cut[49] * 1000,
-                      p99_ms=cut[98] * 1000, errors=errors)
+    return LoadResult(
+        generator="python http.client",
+        requests=len(latencies),
+        seconds=seconds,
+        requests_per_second=len(latencies) / seconds,
+        p50_ms=cut[49] * 1000,
+        p99_ms=cut[98] * 1000,
+        errors=errors,
+    )
 
 
-def _python_worker(url: str, seconds: float, connections: int, headers: dict[str, str], paths: list[str],
-                   index: int, processes: int) -> tuple[list[float], int]:
+def _python_worker(
+    url: str, seconds: float, connections: int, headers: dict[str, str], paths: list[str], index: int, processes: int
+) -> tuple[list[float], int]:
     parsed = urllib.parse.urlsplit(url)
     targets = paths or [parsed.path + (f"?{parsed.query}" if parsed.query else "")]
     deadline = time.perf_counter() + seconds

@@ -34,8 +34,10 @@ def _memory() -> str:
 
 
 def describe() -> str:
-    return (f"{os.cpu_count()} CPU ({_cpu_model()}), {_memory()}, Python {platform.python_version()}, "
-            f"SQLite {sqlite3.sqlite_version}, {platform.system()} {platform.release()}")
+    return (
+        f"{os.cpu_count()} CPU ({_cpu_model()}), {_memory()}, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, {platform.system()} {platform.release()}"
+    )
 
 
 def _cpu_times() -> tuple[int, int] | None:
@@ -55,7 +57,7 @@ class CpuMeter:
     def __init__(self) -> None:
         self._before: tuple[int, int] | None = None
 
-    def start(self) -> "CpuMeter":
+    def start(self) -> CpuMeter:
         self._before = _cpu_times()
         return self
 

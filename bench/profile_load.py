@@ -82,18 +82,50 @@ def _serve(args: argparse.Namespace) -> None:
     serve_forever(factory, servers.HOST, args.port, args.workers, args.threads)
 
 
-def profile_under_load(db_path: Path, url: str, api_key: str, workdir: Path, *, workers: int, threads: int,
-                       seconds: float, connections: int = 16, pages: int = 1,
-                       clock: str = "cpu") -> tuple[int, float, pstats.Stats]:
+def profile_under_load(
+    db_path: Path,
+    url: str,
+    api_key: str,
+    workdir: Path,
+    *,
+    workers: int,
+    threads: int,
+    seconds: float,
+    connections: int = 16,
+    pages: int = 1,
+    clock: str = "cpu",
+) -> tuple[int, float, pstats.Stats]:
     out = workdir / "profiles"
     out.mkdir(exist_ok=True)
     port = servers.free_port()
-    command = [servers.python(), "-m", "bench.profile_load", "--serve", "--url", url, "--port", str(port),
-               "--workers", str(workers), "--threads", str(threads), "--out", str(out), "--clock", clock]
+    command = [
+        servers.python(),
+        "-m",
+        "bench.profile_load",
+        "--serve",
+        "--url",
+        url,
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--out",
+        str(out),
+        "--clock",
+        clock,
+    ]
     auth = {"X-API-Key": api_key}
     with servers.start("profiled full stack", command, port, workdir / "profiled.log", LIST_PATH, auth) as server:
-        result = run_load(server.base_url + LIST_PATH, seconds=seconds, connections=connections, threads=2,
-                          headers=auth, paths=list_paths(pages) if pages > 1 else ())
+        result = run_load(
+            server.base_url + LIST_PATH,
+            seconds=seconds,
+            connections=connections,
+            threads=2,
+            headers=auth,
+            paths=list_paths(pages) if pages > 1 else (),
+        )
     files = sorted(out.glob("worker-*.pstats"))
     if not files:
         raise RuntimeError(f"no worker wrote its profile:\n{(workdir / 'profiled.log').read_text()[-2000:]}")
@@ -106,9 +138,13 @@ def profile_under_load(db_path: Path, url: str, api_key: str, workdir: Path, *, 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_load")
     servers.add_load_options(parser, seconds=8.0)
-    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                        help="cpu: each thread's CPU time (what the code costs); wall: elapsed time, "
-                             "which adds lock waits, SQLite busy sleeps and waiting for the GIL")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="cpu: each thread's CPU time (what the code costs); wall: elapsed time, "
+        "which adds lock waits, SQLite busy sleeps and waiting for the GIL",
+    )
     parser.add_argument("--save", help="also write the merged pstats here (for snakeviz, pstats)")
     args = parser.parse_args(argv)
     if args.serve:
@@ -119,14 +155,25 @@ def main(argv: list[str] | None = None) -> None:
         db_path = workdir / "bench.db"
         seeded = seed(str(db_path), args.vendors)
         requests, rate, stats = profile_under_load(
-            db_path, seeded.url, seeded.api_key, workdir, workers=args.workers, threads=args.threads,
-            seconds=args.seconds, connections=args.connections, clock=args.clock, pages=args.pages)
+            db_path,
+            seeded.url,
+            seeded.api_key,
+            workdir,
+            workers=args.workers,
+            threads=args.threads,
+            seconds=args.seconds,
+            connections=args.connections,
+            clock=args.clock,
+            pages=args.pages,
+        )
         if args.save:
             stats.dump_stats(args.save)
     summary = summarize(stats, requests)
     target = LIST_PATH if args.pages == 1 else f"/v1/vendors ({args.pages:,} different pages)"
-    print(f"Profile under load: {requests:,} x GET {target} by wrk ({args.connections} connections) on "
-          f"{args.workers} workers x {args.threads} threads, {rate:,.0f} req/s while profiled, {args.clock} clock")
+    print(
+        f"Profile under load: {requests:,} x GET {target} by wrk ({args.connections} connections) on "
+        f"{args.workers} workers x {args.threads} threads, {rate:,.0f} req/s while profiled, {args.clock} clock"
+    )
     print("\n".join(format_summary(summary)))
 
 

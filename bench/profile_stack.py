@@ -43,7 +43,7 @@ class ProfileResult:
     page_cache: bool
     stages: tuple[tuple[str, float], ...]
     """(stage, microseconds per request)"""
-    summary: "Summary"
+    summary: Summary
 
 
 def _wsgi_get(app: Any, headers: dict[str, str]) -> Callable[[], bytes]:
@@ -76,13 +76,26 @@ def _package(filename: str) -> str:
     if filename == "~":
         return "builtins (C: sqlite3, orjson, ...)"
     if filename.startswith("<"):  # code compiled at run time: attrs/cattrs classes, store row readers
-        for marker, name in (("cattrs generated", "cattrs"), ("attrs generated", "attr"),
-                             ("row reader", "compliance_store")):
+        for marker, name in (
+            ("cattrs generated", "cattrs"),
+            ("attrs generated", "attr"),
+            ("row reader", "compliance_store"),
+        ):
             if marker in filename:
                 return name
         return f"generated {filename}"
-    for marker in ("compliance_core", "compliance_store", "compliance_http", "falcon", "cattrs", "attr",
-                   "sqlite_utils", "waitress", "orjson", "blinker"):
+    for marker in (
+        "compliance_core",
+        "compliance_store",
+        "compliance_http",
+        "falcon",
+        "cattrs",
+        "attr",
+        "sqlite_utils",
+        "waitress",
+        "orjson",
+        "blinker",
+    ):
         if f"/{marker}/" in filename:
             return marker
     return "stdlib / other"
@@ -92,8 +105,16 @@ def _label(key: tuple[str, int, str]) -> str:
     filename, line, name = key
     if filename == "~":
         return name
-    for marker in ("compliance_core/", "compliance_store/", "compliance_http/", "falcon/", "cattrs/", "attr/",
-                   "sqlite_utils/", "python3.11/"):
+    for marker in (
+        "compliance_core/",
+        "compliance_store/",
+        "compliance_http/",
+        "falcon/",
+        "cattrs/",
+        "attr/",
+        "sqlite_utils/",
+        "python3.11/",
+    ):
         index = filename.find(marker)
         if index >= 0:
             return f"{filename[index:]}:{line} {name}"
@@ -117,8 +138,7 @@ def summarize(stats: pstats.Stats, requests: int, top: int = 25) -> Summary:
     by_package: dict[str, float] = defaultdict(float)
     for key, (_, _, own, _, _) in raw.items():
         by_package[_package(key[0])] += own
-    packages = tuple(sorted(((name, own / total_own) for name, own in by_package.items()),
-                            key=lambda item: -item[1]))
+    packages = tuple(sorted(((name, own / total_own) for name, own in by_package.items()), key=lambda item: -item[1]))
     ranked = sorted(raw.items(), key=lambda item: -item[1][2])[:top]
     functions = tuple(
         (_label(key), round(calls / requests), own / requests * 1e6, cumulative / requests * 1e6)
@@ -131,10 +151,12 @@ def format_summary(summary: Summary) -> list[str]:
     lines = [f"cProfile own time by package ({summary.total_us:,.0f} us profiled per request):"]
     lines += [f"  {name:<40}{share:>7.1%}" for name, share in summary.packages if share >= 0.001]
     lines += ["", f"{'top functions by own time':<78}{'calls/req':>10}{'own us':>8}{'cum us':>8}"]
-    lines += [f"{name[:78]:<78}{calls:>10}{own:>8.1f}{cumulative:>8.1f}"
-              for name, calls, own, cumulative in summary.functions]
-    lines.append("(cProfile adds its own overhead per call: compare the rows with each other, not with the "
-                 "stage timings)")
+    lines += [
+        f"{name[:78]:<78}{calls:>10}{own:>8.1f}{cumulative:>8.1f}" for name, calls, own, cumulative in summary.functions
+    ]
+    lines.append(
+        "(cProfile adds its own overhead per call: compare the rows with each other, not with the stage timings)"
+    )
     return lines
 
 
@@ -171,14 +193,17 @@ def profile_list(seeded: Seeded, requests: int = 2000, *, page_cache: bool = Tru
             full()
         profiler.disable()
 
-    return ProfileResult(requests=requests, page_cache=page_cache, stages=stages,
-                         summary=summarize(pstats.Stats(profiler), requests))
+    return ProfileResult(
+        requests=requests, page_cache=page_cache, stages=stages, summary=summarize(pstats.Stats(profiler), requests)
+    )
 
 
 def format_profile(result: ProfileResult) -> str:
     cache = "page cache on: a hit after the first" if result.page_cache else "page cache off: every list a query"
-    lines = [f"Profile: {result.requests} x GET {LIST_PATH} in-process (WSGI calls, SQLite, 10k vendors, {cache})",
-             f"{'stage':<58}{'us/request':>11}"]
+    lines = [
+        f"Profile: {result.requests} x GET {LIST_PATH} in-process (WSGI calls, SQLite, 10k vendors, {cache})",
+        f"{'stage':<58}{'us/request':>11}",
+    ]
     lines += [f"{stage:<58}{us:>11.0f}" for stage, us in result.stages]
     lines.append("")
     lines += format_summary(result.summary)
@@ -189,8 +214,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_stack")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--vendors", type=int, default=10_000)
-    parser.add_argument("--no-page-cache", action="store_true",
-                        help="give the vendor service a page cache that keeps nothing (every list queries)")
+    parser.add_argument(
+        "--no-page-cache",
+        action="store_true",
+        help="give the vendor service a page cache that keeps nothing (every list queries)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="compliance-profile-") as directory:
         seeded = seed(str(Path(directory) / "bench.db"), args.vendors)

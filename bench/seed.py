@@ -23,17 +23,90 @@ __all__ = ["Seeded", "seed", "sqlite_url", "MAX_LIMIT"]
 # bucket of one million tokens, far above what two cores can serve in a bounded run.
 MAX_LIMIT = 1_000_000
 
-_PREFIXES = ("North", "Blue", "Silver", "Quantum", "Atlas", "Nimbus", "Vertex", "Harbor", "Lumen", "Crest",
-             "Pioneer", "Summit", "Orbit", "Cobalt", "Meridian", "Beacon", "Falcon", "Granite", "Juniper", "Kestrel")
-_CORES = ("wind", "stack", "ledger", "forge", "grid", "path", "scale", "sense", "works", "point",
-          "bridge", "field", "mark", "flow", "gate", "line", "shift", "cloud", "base", "data")
+_PREFIXES = (
+    "North",
+    "Blue",
+    "Silver",
+    "Quantum",
+    "Atlas",
+    "Nimbus",
+    "Vertex",
+    "Harbor",
+    "Lumen",
+    "Crest",
+    "Pioneer",
+    "Summit",
+    "Orbit",
+    "Cobalt",
+    "Meridian",
+    "Beacon",
+    "Falcon",
+    "Granite",
+    "Juniper",
+    "Kestrel",
+)
+_CORES = (
+    "wind",
+    "stack",
+    "ledger",
+    "forge",
+    "grid",
+    "path",
+    "scale",
+    "sense",
+    "works",
+    "point",
+    "bridge",
+    "field",
+    "mark",
+    "flow",
+    "gate",
+    "line",
+    "shift",
+    "cloud",
+    "base",
+    "data",
+)
 _SUFFIXES = ("GmbH", "Ltd", "Inc.", "SAS", "B.V.", "AB", "S.p.A.", "Oy", "LLC", "A/S")
-_SERVICES = ("payroll processing", "cloud hosting", "e-mail delivery", "CRM", "product analytics",
-             "customer support ticketing", "identity and access management", "log management",
-             "payment processing", "HR information system", "source code hosting", "backup storage",
-             "marketing automation", "video conferencing", "endpoint security")
-_COUNTRIES = ("DE", "FR", "NL", "IE", "SE", "ES", "IT", "PL", "AT", "DK", "US", "US", "US", "GB", "GB",
-              "CH", "IN", "CA", "JP", "AU")
+_SERVICES = (
+    "payroll processing",
+    "cloud hosting",
+    "e-mail delivery",
+    "CRM",
+    "product analytics",
+    "customer support ticketing",
+    "identity and access management",
+    "log management",
+    "payment processing",
+    "HR information system",
+    "source code hosting",
+    "backup storage",
+    "marketing automation",
+    "video conferencing",
+    "endpoint security",
+)
+_COUNTRIES = (
+    "DE",
+    "FR",
+    "NL",
+    "IE",
+    "SE",
+    "ES",
+    "IT",
+    "PL",
+    "AT",
+    "DK",
+    "US",
+    "US",
+    "US",
+    "GB",
+    "GB",
+    "CH",
+    "IN",
+    "CA",
+    "JP",
+    "AU",
+)
 _TEAMS = ("IT", "engineering", "finance", "HR", "legal", "operations", "sales", "marketing")
 _DEPARTMENTS = ("admin", "gov", "hr", "it", "itsm", "qms")
 _FIRST = ("Ada", "Ben", "Chloe", "Dario", "Elif", "Farah", "Gustav", "Hana", "Ivo", "Jonas")
@@ -60,19 +133,28 @@ def seed(path: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded:
         boot = platform.bootstrap("Benchmark Holdings", "enterprise", rpm=MAX_LIMIT, burst=MAX_LIMIT)
         actor = platform.actor(boot.organization.id)
         people = [
-            platform.people.create(actor, NewPerson(
-                name=f"{first} {rng.choice(_LAST)}",
-                email=f"{first.lower()}.{index}@bench.example",
-                department=rng.choice(_DEPARTMENTS),
-                job_title=rng.choice(("Vendor Manager", "DPO", "CISO", "Procurement Lead", "Engineer")),
-            ))
+            platform.people.create(
+                actor,
+                NewPerson(
+                    name=f"{first} {rng.choice(_LAST)}",
+                    email=f"{first.lower()}.{index}@bench.example",
+                    department=rng.choice(_DEPARTMENTS),
+                    job_title=rng.choice(("Vendor Manager", "DPO", "CISO", "Procurement Lead", "Engineer")),
+                ),
+            )
             for index, first in enumerate(_FIRST * 2)
         ]
         assignees = [person.id for person in people]
         start = platform.clock.now() - dt.timedelta(days=365)
         records = [
-            _vendor(rng, index, boot.organization.id, platform.ids.new("vnd"), assignees,
-                    start + dt.timedelta(seconds=index * 3100 + rng.randrange(3000)))
+            _vendor(
+                rng,
+                index,
+                boot.organization.id,
+                platform.ids.new("vnd"),
+                assignees,
+                start + dt.timedelta(seconds=index * 3100 + rng.randrange(3000)),
+            )
             for index in range(vendors)
         ]
         with platform.uow.write() as tx:
@@ -81,8 +163,9 @@ def seed(path: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded:
     return Seeded(url=url, organization_id=boot.organization.id, api_key=boot.owner_key.secret, vendors=vendors)
 
 
-def _vendor(rng: random.Random, index: int, organization_id: str, vendor_id: str, assignees: list[str],
-            created_at: dt.datetime) -> Vendor:
+def _vendor(
+    rng: random.Random, index: int, organization_id: str, vendor_id: str, assignees: list[str], created_at: dt.datetime
+) -> Vendor:
     name = f"{rng.choice(_PREFIXES)}{rng.choice(_CORES)} {rng.choice(_SUFFIXES)} {index:05d}"
     slug = name.split()[0].lower()
     country = rng.choice(_COUNTRIES)
@@ -93,8 +176,9 @@ def _vendor(rng: random.Random, index: int, organization_id: str, vendor_id: str
     data = NewVendor(
         name=name,
         description=f"Provides {service} for {rng.choice(_TEAMS)}; contract renewed yearly.",
-        category=rng.choice(("cloud", "infrastructure", "software_as_a_service", "finance", "marketing",
-                             "sales", "hr", "other")),
+        category=rng.choice(
+            ("cloud", "infrastructure", "software_as_a_service", "finance", "marketing", "sales", "hr", "other")
+        ),
         status=rng.choice(("not_assessed", "in_progress", "assessed")),
         inherent_probability=rng.choice(("very_unlikely", "unlikely", "possible", "likely", "very_likely")),
         inherent_impact=rng.choice(("insignificant", "minor", "moderate", "major", "severe")),
@@ -113,15 +197,23 @@ def _vendor(rng: random.Random, index: int, organization_id: str, vendor_id: str
         last_reviewed_at=reviewed,
         next_review_due=reviewed + dt.timedelta(days=365) if reviewed else None,
         sub_processors=[
-            SubProcessor(name=f"{rng.choice(_PREFIXES)} {rng.choice(_SERVICES).title()}",
-                         country=rng.choice(_COUNTRIES),
-                         purpose_category=rng.choice(("hosting", "data_storage", "analytics", "payments")))
+            SubProcessor(
+                name=f"{rng.choice(_PREFIXES)} {rng.choice(_SERVICES).title()}",
+                country=rng.choice(_COUNTRIES),
+                purpose_category=rng.choice(("hosting", "data_storage", "analytics", "payments")),
+            )
             for _ in range(rng.randrange(0, 4) if personal else 0)
         ],
         transfer_mechanism=rng.choice(("standard_contractual_clauses", "adequacy_decision"))
-        if personal and outside_eea else None,
+        if personal and outside_eea
+        else None,
     )
-    vendor = Vendor(id=vendor_id, organization_id=organization_id, created_at=created_at, updated_at=created_at,
-                    **attrs.asdict(data, recurse=False))
+    vendor = Vendor(
+        id=vendor_id,
+        organization_id=organization_id,
+        created_at=created_at,
+        updated_at=created_at,
+        **attrs.asdict(data, recurse=False),
+    )
     check_vendor(vendor)
     return vendor

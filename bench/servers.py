@@ -32,8 +32,9 @@ def add_load_options(parser: argparse.ArgumentParser, seconds: float) -> None:
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="waitress threads per worker")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--vendors", type=int, default=10_000)
-    parser.add_argument("--pages", type=int, default=1,
-                        help="cycle through this many different pages (see python -m bench --help)")
+    parser.add_argument(
+        "--pages", type=int, default=1, help="cycle through this many different pages (see python -m bench --help)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -92,12 +93,25 @@ def fetch(url: str, headers: dict[str, str] | None = None, timeout: float = 5.0)
 
 
 @contextlib.contextmanager
-def start(name: str, command: list[str], port: int, log: Path, ready_path: str,
-          headers: dict[str, str] | None = None, timeout: float = 30.0) -> Iterator[Server]:
+def start(
+    name: str,
+    command: list[str],
+    port: int,
+    log: Path,
+    ready_path: str,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> Iterator[Server]:
     """Run ``command`` until the block ends; ready once ``ready_path`` answers below 500."""
     with open(log, "wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        process = subprocess.Popen(
+            command,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     server = Server(name=name, port=port, process=process, log=log)
     try:
         _wait_ready(server, ready_path, headers or {}, timeout)

@@ -69,21 +69,51 @@ def _timed_app(url: str, out: Path) -> Iterator[Any]:
 def _serve(args: argparse.Namespace) -> None:
     from compliance_http.server import serve_forever
 
-    serve_forever(functools.partial(_timed_app, args.url, Path(args.out)), servers.HOST, args.port, args.workers,
-                  args.threads)
+    serve_forever(
+        functools.partial(_timed_app, args.url, Path(args.out)), servers.HOST, args.port, args.workers, args.threads
+    )
 
 
-def time_statements(url: str, api_key: str, workdir: Path, *, workers: int, threads: int, seconds: float,
-                    connections: int = 16, pages: int = 1) -> tuple[int, float, dict[str, tuple[int, float]]]:
+def time_statements(
+    url: str,
+    api_key: str,
+    workdir: Path,
+    *,
+    workers: int,
+    threads: int,
+    seconds: float,
+    connections: int = 16,
+    pages: int = 1,
+) -> tuple[int, float, dict[str, tuple[int, float]]]:
     out = workdir / "sql"
     out.mkdir(exist_ok=True)
     port = servers.free_port()
-    command = [servers.python(), "-m", "bench.sql_timing", "--serve", "--url", url, "--port", str(port),
-               "--workers", str(workers), "--threads", str(threads), "--out", str(out)]
+    command = [
+        servers.python(),
+        "-m",
+        "bench.sql_timing",
+        "--serve",
+        "--url",
+        url,
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--out",
+        str(out),
+    ]
     auth = {"X-API-Key": api_key}
     with servers.start("timed full stack", command, port, workdir / "timed.log", LIST_PATH, auth) as server:
-        result = run_load(server.base_url + LIST_PATH, seconds=seconds, connections=connections, threads=2,
-                          headers=auth, paths=list_paths(pages) if pages > 1 else ())
+        result = run_load(
+            server.base_url + LIST_PATH,
+            seconds=seconds,
+            connections=connections,
+            threads=2,
+            headers=auth,
+            paths=list_paths(pages) if pages > 1 else (),
+        )
     merged: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
     for path in out.glob("sql-*.json"):
         for statement, (calls, total) in json.loads(path.read_text()).items():
@@ -104,12 +134,21 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="compliance-sql-") as directory:
         workdir = Path(directory)
         seeded = seed(str(workdir / "bench.db"), args.vendors)
-        requests, rate, timings = time_statements(seeded.url, seeded.api_key, workdir, workers=args.workers,
-                                                  threads=args.threads, seconds=args.seconds,
-                                                  connections=args.connections, pages=args.pages)
+        requests, rate, timings = time_statements(
+            seeded.url,
+            seeded.api_key,
+            workdir,
+            workers=args.workers,
+            threads=args.threads,
+            seconds=args.seconds,
+            connections=args.connections,
+            pages=args.pages,
+        )
     spread = "" if args.pages == 1 else f", {args.pages:,} different pages"
-    print(f"SQL statements in {args.workers} workers x {args.threads} threads under wrk ({args.connections} "
-          f"connections{spread}): {requests:,} requests, {rate:,.0f} req/s (start-up statements included)")
+    print(
+        f"SQL statements in {args.workers} workers x {args.threads} threads under wrk ({args.connections} "
+        f"connections{spread}): {requests:,} requests, {rate:,.0f} req/s (start-up statements included)"
+    )
     print(f"{'statement':<50}{'calls/req':>10}{'mean ms':>10}{'ms/req':>9}")
     for statement, (calls, total) in sorted(timings.items(), key=lambda item: -item[1][1]):
         if calls >= requests / 2:

@@ -121,8 +121,12 @@ class AccessService:
                 {"limit": decision.limit, "remaining": decision.remaining, "reset": decision.reset_at},
             )
         if granted > 1:
-            fresh = _Lease(policy=policy, tokens=granted - 1, store_tokens=bucket.tokens,
-                           expires_at=now + dt.timedelta(seconds=self.lease_seconds))
+            fresh = _Lease(
+                policy=policy,
+                tokens=granted - 1,
+                store_tokens=bucket.tokens,
+                expires_at=now + dt.timedelta(seconds=self.lease_seconds),
+            )
             with self._lock:
                 other = self._leases.get(key.id)
                 if other is None:
@@ -149,11 +153,10 @@ class AccessService:
         with self.uow.write() as tx:
             for key_id, item in held.items():
                 if item.tokens:
-                    bucket, _, _ = lease(tx[RATE_LIMITS].get(key_id), item.policy, now, want=0,
-                                         returned=item.tokens)
+                    bucket, _, _ = lease(tx[RATE_LIMITS].get(key_id), item.policy, now, want=0, returned=item.tokens)
                     tx[RATE_LIMITS].put(key_id, bucket)
                 self._record(tx, key_id, item)
 
 
 def _end_of(day: dt.date) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time.max, tzinfo=dt.timezone.utc)
+    return dt.datetime.combine(day, dt.time.max, tzinfo=dt.UTC)

@@ -67,15 +67,21 @@ class Platform:
     0
     """
 
-    def __init__(self, store: Store, *, clock: Clock | None = None, ids: IdGenerator | None = None,
-                 areas: Sequence[Area[Any]] = AREAS, page_cache_bytes: int = DEFAULT_BUDGET) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        ids: IdGenerator | None = None,
+        areas: Sequence[Area[Any]] = AREAS,
+        page_cache_bytes: int = DEFAULT_BUDGET,
+    ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.ids: IdGenerator = ids or RandomIds()
         self.signals = Signals()
         self.renderer = Renderer(self.clock)
-        self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids,
-                              renderer=self.renderer)
+        self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids, renderer=self.renderer)
         self.access = AccessService(self.uow)
         self.areas: tuple[Area[Any], ...] = tuple(areas)
         context = Context(uow=self.uow, pages=PageCache(page_cache_bytes), flush_admission=self.access.flush)
@@ -91,13 +97,27 @@ class Platform:
         raise AttributeError(name)
 
     @classmethod
-    def open(cls, url: str, *, clock: Clock | None = None, ids: IdGenerator | None = None,
-             page_cache_bytes: int = DEFAULT_BUDGET, **options: Any) -> Platform:
+    def open(
+        cls,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        ids: IdGenerator | None = None,
+        page_cache_bytes: int = DEFAULT_BUDGET,
+        **options: Any,
+    ) -> Platform:
         """The platform over the store at ``url``; ``options`` go to the store adapter."""
         return cls(open_store(url, **options), clock=clock, ids=ids, page_cache_bytes=page_cache_bytes)
 
-    def bootstrap(self, organization_name: str, plan: Plan | str = Plan.PROFESSIONAL, *,
-                  rpm: int | None = None, burst: int | None = None, key_name: str = "Owner key") -> Bootstrap:
+    def bootstrap(
+        self,
+        organization_name: str,
+        plan: Plan | str = Plan.PROFESSIONAL,
+        *,
+        rpm: int | None = None,
+        burst: int | None = None,
+        key_name: str = "Owner key",
+    ) -> Bootstrap:
         """Create an organization and its first Owner API key in one transaction."""
         organization = self.organizations.new(organization_name, plan, rpm=rpm, burst=burst)
         issued = self.api_keys.issue(organization.id, NewApiKey(name=key_name, role=Role.OWNER), created_by=None)
@@ -130,7 +150,7 @@ class Platform:
         finally:
             self.store.close()
 
-    def __enter__(self) -> "Platform":
+    def __enter__(self) -> Platform:
         return self
 
     def __exit__(self, *exc: object) -> None:

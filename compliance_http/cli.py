@@ -69,9 +69,10 @@ def _open(db: str | None, *, create: bool = False) -> Platform:
     """Open the store; only ``init`` and ``serve`` may create a new SQLite file, so a mistyped
     ``--db`` elsewhere is an error instead of a new empty database."""
     url = store_url(db)
-    if not create and url.startswith(_SQLITE) and not Path(url[len(_SQLITE):]).exists():
-        raise ValidationError.field("db", db if db is not None else url,
-                                    "no database there yet: create one with `compliance init`")
+    if not create and url.startswith(_SQLITE) and not Path(url[len(_SQLITE) :]).exists():
+        raise ValidationError.field(
+            "db", db if db is not None else url, "no database there yet: create one with `compliance init`"
+        )
     return Platform.open(url)
 
 
@@ -141,19 +142,21 @@ def first_run_banner(platform: Platform, server_url: str) -> str | None:
             return None
     boot = platform.bootstrap(DEFAULT_ORGANIZATION)
     rule = "=" * 78
-    return "\n".join([
-        rule,
-        f'  First run: created the organization "{boot.organization.name}" and its Owner API key.',
-        "",
-        f"    organizationId  {boot.organization.id}",
-        f"    API key         {boot.owner_key.secret}",
-        f"    API             {server_url}/v1",
-        "",
-        "  The key is shown only this once (only its hash is stored). Keep it now, e.g.:",
-        f'    curl -H "X-API-Key: {boot.owner_key.secret}" {server_url}/v1/vendors',
-        f"  More keys: compliance keys create --org {boot.organization.id} --name NAME --role ROLE",
-        rule,
-    ])
+    return "\n".join(
+        [
+            rule,
+            f'  First run: created the organization "{boot.organization.name}" and its Owner API key.',
+            "",
+            f"    organizationId  {boot.organization.id}",
+            f"    API key         {boot.owner_key.secret}",
+            f"    API             {server_url}/v1",
+            "",
+            "  The key is shown only this once (only its hash is stored). Keep it now, e.g.:",
+            f'    curl -H "X-API-Key: {boot.owner_key.secret}" {server_url}/v1/vendors',
+            f"  More keys: compliance keys create --org {boot.organization.id} --name NAME --role ROLE",
+            rule,
+        ]
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -162,8 +165,9 @@ def _serve(args: argparse.Namespace) -> int:
     workers = 1 if in_memory else args.workers or os.cpu_count() or 1
     if in_memory and (args.workers or 1) > 1:
         print("memory:// lives in one process: serving with 1 worker", file=sys.stderr, flush=True)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+    )
 
     def prepare(platform: Platform, server_url: str) -> None:
         banner = first_run_banner(platform, server_url)
@@ -171,8 +175,11 @@ def _serve(args: argparse.Namespace) -> int:
             print(banner, flush=True)
 
     def ready(server_url: str) -> None:
-        print(f"Compliance API listening on {server_url}/v1 ({workers} worker process"
-              f"{'es' if workers > 1 else ''}, {args.threads} threads each). Press Ctrl+C to stop.", flush=True)
+        print(
+            f"Compliance API listening on {server_url}/v1 ({workers} worker process"
+            f"{'es' if workers > 1 else ''}, {args.threads} threads each). Press Ctrl+C to stop.",
+            flush=True,
+        )
 
     try:
         serve_platform(url, args.host, args.port, workers, args.threads, prepare=prepare, on_ready=ready)
@@ -211,9 +218,10 @@ _port = _whole(0, 65535)
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", metavar="PATH",
+        "--db",
+        metavar="PATH",
         help="SQLite file, or a store URL (memory://, sqlite:///path.db); "
-             f"default: $COMPLIANCE_DB, else ./{DEFAULT_DB}",
+        f"default: $COMPLIANCE_DB, else ./{DEFAULT_DB}",
     )
 
 
@@ -222,38 +230,48 @@ def _add_org(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_limits(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rpm", type=_positive, metavar="N",
-                        help="negotiated requests per minute per API key (enterprise plan only)")
-    parser.add_argument("--burst", type=_positive, metavar="N",
-                        help="negotiated burst per API key (enterprise plan only; default twice --rpm)")
+    parser.add_argument(
+        "--rpm", type=_positive, metavar="N", help="negotiated requests per minute per API key (enterprise plan only)"
+    )
+    parser.add_argument(
+        "--burst",
+        type=_positive,
+        metavar="N",
+        help="negotiated burst per API key (enterprise plan only; default twice --rpm)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="compliance",
         description="Set up organizations and API keys, and serve the compliance /v1 API. "
-                    "Output is JSON; errors are one JSON object on stderr.",
+        "Output is JSON; errors are one JSON object on stderr.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     init = commands.add_parser(
-        "init", help="create an organization and its Owner API key",
+        "init",
+        help="create an organization and its Owner API key",
         description="Create the database if needed, an organization and an Owner API key; print "
-                    '{"organizationId", "apiKey"}. The key is shown only this once.',
+        '{"organizationId", "apiKey"}. The key is shown only this once.',
     )
     _add_db(init)
     init.add_argument("--org-name", required=True, metavar="NAME", help="the organization's name")
-    init.add_argument("--plan", default=Plan.PROFESSIONAL.value, metavar="PLAN",
-                      help=f"one of {PLANS} (default: professional); sets the rate limits")
+    init.add_argument(
+        "--plan",
+        default=Plan.PROFESSIONAL.value,
+        metavar="PLAN",
+        help=f"one of {PLANS} (default: professional); sets the rate limits",
+    )
     _add_limits(init)
     init.set_defaults(run=_init)
 
-    org = commands.add_parser("org", help="manage an organization",
-                              description="Manage an organization.")
+    org = commands.add_parser("org", help="manage an organization", description="Manage an organization.")
     org_commands = org.add_subparsers(dest="org_command", metavar="COMMAND", required=True)
     set_plan = org_commands.add_parser(
-        "set-plan", help="change the organization's plan (rate limits)",
+        "set-plan",
+        help="change the organization's plan (rate limits)",
         description="Change an organization's plan, and so its per-key rate limits; print the organization.",
     )
     _add_db(set_plan)
@@ -265,49 +283,67 @@ def build_parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="manage API keys", description="Manage an organization's API keys.")
     key_commands = keys.add_subparsers(dest="keys_command", metavar="COMMAND", required=True)
     create = key_commands.add_parser(
-        "create", help="create an API key and print it once",
+        "create",
+        help="create an API key and print it once",
         description='Create an API key; print {"id", "key"}. The key is shown only this once.',
     )
     _add_db(create)
     _add_org(create)
     create.add_argument("--name", required=True, help="what the key is for")
     create.add_argument("--role", required=True, help=f"the role the key acts with: {ROLES}")
-    create.add_argument("--expires-at", metavar="ISO",
-                        help="expiry as an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z (default: never)")
+    create.add_argument(
+        "--expires-at",
+        metavar="ISO",
+        help="expiry as an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z (default: never)",
+    )
     create.set_defaults(run=_keys_create)
 
     listing = key_commands.add_parser(
-        "list", help="list API keys (never their secrets)",
+        "list",
+        help="list API keys (never their secrets)",
         description="Print the organization's API keys as a JSON list, without secrets or hashes.",
     )
     _add_db(listing)
     _add_org(listing)
     listing.set_defaults(run=_keys_list)
 
-    revoke = key_commands.add_parser("revoke", help="revoke an API key",
-                                     description="Revoke an API key at once; print the revoked key.")
+    revoke = key_commands.add_parser(
+        "revoke", help="revoke an API key", description="Revoke an API key at once; print the revoked key."
+    )
     _add_db(revoke)
     _add_org(revoke)
     revoke.add_argument("--key", required=True, metavar="KEY_ID", help="the key's id (key_...)")
     revoke.set_defaults(run=_keys_revoke)
 
     serve = commands.add_parser(
-        "serve", help="serve the /v1 API",
+        "serve",
+        help="serve the /v1 API",
         description="Serve the /v1 API from several waitress processes sharing one socket. On an empty "
-                    f'database, first create "{DEFAULT_ORGANIZATION}" and print its Owner API key once.',
+        f'database, first create "{DEFAULT_ORGANIZATION}" and print its Owner API key once.',
     )
     _add_db(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=_port, default=3333,
-                       help="port to listen on (default: 3333; 0 picks a free port, printed at start)")
-    serve.add_argument("--workers", type=_positive, metavar="N",
-                       help="server processes (default: one per CPU)")
-    serve.add_argument("--threads", type=_positive, default=DEFAULT_THREADS, metavar="N",
-                       help=f"request threads per process (default: {DEFAULT_THREADS})")
+    serve.add_argument(
+        "--port",
+        type=_port,
+        default=3333,
+        help="port to listen on (default: 3333; 0 picks a free port, printed at start)",
+    )
+    serve.add_argument("--workers", type=_positive, metavar="N", help="server processes (default: one per CPU)")
+    serve.add_argument(
+        "--threads",
+        type=_positive,
+        default=DEFAULT_THREADS,
+        metavar="N",
+        help=f"request threads per process (default: {DEFAULT_THREADS})",
+    )
     serve.set_defaults(run=_serve)
 
-    openapi = commands.add_parser("openapi", help="print the OpenAPI 3.0 document",
-                                  description="Print the OpenAPI 3.0 document of the /v1 API as JSON.")
+    openapi = commands.add_parser(
+        "openapi",
+        help="print the OpenAPI 3.0 document",
+        description="Print the OpenAPI 3.0 document of the /v1 API as JSON.",
+    )
     openapi.set_defaults(run=_openapi)
     return parser
 

@@ -41,20 +41,23 @@ def request_id(req: falcon.Request) -> str:
 def install(app: falcon.App, wire: Wire) -> None:
     """Register the handlers; Falcon picks the most specific one for each exception."""
 
-    def send(req: falcon.Request, resp: falcon.Response, status: int, code: str, message: str,
-             details: Mapping[str, Any]) -> None:
+    def send(
+        req: falcon.Request, resp: falcon.Response, status: int, code: str, message: str, details: Mapping[str, Any]
+    ) -> None:
         resp.status = status
         resp.content_type = JSON
         resp.data = wire.error(code, message, details, request_id(req))
 
-    def compliance_error(req: falcon.Request, resp: falcon.Response, error: ComplianceError,
-                         params: dict[str, Any]) -> None:
+    def compliance_error(
+        req: falcon.Request, resp: falcon.Response, error: ComplianceError, params: dict[str, Any]
+    ) -> None:
         if isinstance(error, RateLimited):
             resp.set_header("Retry-After", str(error.retry_after))
         send(req, resp, STATUS_BY_CODE.get(error.code, 500), error.code, error.message, error.details)
 
-    def falcon_error(req: falcon.Request, resp: falcon.Response, error: falcon.HTTPError,
-                     params: dict[str, Any]) -> None:
+    def falcon_error(
+        req: falcon.Request, resp: falcon.Response, error: falcon.HTTPError, params: dict[str, Any]
+    ) -> None:
         status = error.status_code
         code = _CODE_BY_STATUS.get(status) or ("internal_error" if status >= 500 else _slug(status))
         details: dict[str, Any] = {}
@@ -72,10 +75,15 @@ def install(app: falcon.App, wire: Wire) -> None:
         send(req, resp, status, code, message, details)
 
     def unexpected(req: falcon.Request, resp: falcon.Response, error: Exception, params: dict[str, Any]) -> None:
-        log.error("unhandled error in %s %s (requestId=%s)", req.method, req.path, request_id(req),
-                  exc_info=error)
-        send(req, resp, 500, "internal_error", "internal server error; retrying with the same "
-             "Idempotency-Key is safe", {})
+        log.error("unhandled error in %s %s (requestId=%s)", req.method, req.path, request_id(req), exc_info=error)
+        send(
+            req,
+            resp,
+            500,
+            "internal_error",
+            "internal server error; retrying with the same Idempotency-Key is safe",
+            {},
+        )
 
     app.add_error_handler(Exception, unexpected)
     app.add_error_handler(falcon.HTTPError, falcon_error)

@@ -45,8 +45,7 @@ class RequestContext:
         req.context.request_id = f"req_{self._random.getrandbits(96):024x}"
         req.context.rate_headers = None
 
-    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
-                         req_succeeded: bool) -> None:
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool) -> None:
         resp.set_header("X-Request-Id", req.context.request_id)
         if req.context.rate_headers is not None:
             resp.set_headers(req.context.rate_headers)
@@ -61,17 +60,16 @@ class Authenticate:
         self._routes = routes
         self._wire = wire
 
-    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
-                         params: dict[str, Any]) -> None:
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict[str, Any]
+    ) -> None:
         endpoint = self._routes.get((req.method, req.uri_template or ""))
         if endpoint is None:
             return
         req.context.endpoint = endpoint
         if not endpoint.public:
             try:
-                admission = self._access.admit(
-                    req.get_header("X-API-Key"), req.get_header("X-Organization-Id") or None
-                )
+                admission = self._access.admit(req.get_header("X-API-Key"), req.get_header("X-Organization-Id") or None)
             except RateLimited as error:
                 limit = error.details
                 req.context.rate_headers = _rate_headers(limit["limit"], limit["remaining"], limit["reset"])
@@ -83,5 +81,4 @@ class Authenticate:
 
 
 def _rate_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:
-    return {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(remaining),
-            "X-RateLimit-Reset": str(reset)}
+    return {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(remaining), "X-RateLimit-Reset": str(reset)}

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ContextManager, Union
+from typing import Any
 
 import waitress
 
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-AppFactory = Callable[[], Union[WSGIApp, ContextManager[WSGIApp]]]
+AppFactory = Callable[[], WSGIApp | contextlib.AbstractContextManager[WSGIApp]]
 """Runs inside each worker after the fork. It returns the app, or a context manager yielding the
 app whose exit releases what the app holds (store connections) when the worker stops."""
 
@@ -114,8 +114,16 @@ class WorkerPool:
         pool gives up (a worker that crashes at once would otherwise be restarted forever)
     """
 
-    def __init__(self, app_factory: AppFactory, sock: socket.socket, *, workers: int,
-                 threads: int = DEFAULT_THREADS, max_restarts: int = 5, restart_window: float = 60.0) -> None:
+    def __init__(
+        self,
+        app_factory: AppFactory,
+        sock: socket.socket,
+        *,
+        workers: int,
+        threads: int = DEFAULT_THREADS,
+        max_restarts: int = 5,
+        restart_window: float = 60.0,
+    ) -> None:
         if workers < 1:
             raise ValidationError.field("workers", workers, "must be at least 1")
         if threads < 1:
@@ -189,11 +197,12 @@ class WorkerPool:
         now = time.monotonic()
         self._deaths = [t for t in self._deaths if t > now - self.restart_window] + [now]
         if len(self._deaths) > self.max_restarts:
-            raise ServerError(
-                f"workers died {len(self._deaths)} times within {self.restart_window:.0f} s; giving up"
-            )
-        print(f"worker {process.pid} exited with code {process.exitcode}; starting a replacement",
-              file=sys.stderr, flush=True)
+            raise ServerError(f"workers died {len(self._deaths)} times within {self.restart_window:.0f} s; giving up")
+        print(
+            f"worker {process.pid} exited with code {process.exitcode}; starting a replacement",
+            file=sys.stderr,
+            flush=True,
+        )
         _, ready = self._spawn()
         ready.close()  # a replacement that fails to start is just another death
 
@@ -211,8 +220,13 @@ class WorkerPool:
         return process, receiver
 
 
-def _worker_main(app_factory: AppFactory, sock: socket.socket, threads: int,
-                 ready: multiprocessing.connection.Connection, parent_pid: int) -> None:
+def _worker_main(
+    app_factory: AppFactory,
+    sock: socket.socket,
+    threads: int,
+    ready: multiprocessing.connection.Connection,
+    parent_pid: int,
+) -> None:
     # The parent owns Ctrl-C: it receives SIGINT and stops the workers with SIGTERM, which makes
     # waitress's loop raise SystemExit, finish the requests in flight and return.
     signal.set_wakeup_fd(-1)
@@ -289,9 +303,16 @@ def _stop_signals() -> Iterator[tuple[socket.socket, Callable[[], bool]]]:
         writer.close()
 
 
-def serve_forever(app_factory: AppFactory, host: str = "127.0.0.1", port: int = 3333, workers: int | None = None,
-                  threads: int = DEFAULT_THREADS, *, sock: socket.socket | None = None,
-                  on_ready: Callable[[str], None] | None = None) -> None:
+def serve_forever(
+    app_factory: AppFactory,
+    host: str = "127.0.0.1",
+    port: int = 3333,
+    workers: int | None = None,
+    threads: int = DEFAULT_THREADS,
+    *,
+    sock: socket.socket | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
     """Serve ``app_factory``'s app from ``workers`` processes (default: one per CPU) until
     SIGINT or SIGTERM. ``on_ready(url)`` runs once every worker accepts (default: print the URL).
 
@@ -316,9 +337,16 @@ def serve_forever(app_factory: AppFactory, host: str = "127.0.0.1", port: int = 
         sock.close()
 
 
-def serve_platform(url: str, host: str = "127.0.0.1", port: int = 3333, workers: int | None = None,
-                   threads: int = DEFAULT_THREADS, *, prepare: Callable[[Platform, str], None] | None = None,
-                   on_ready: Callable[[str], None] | None = None) -> None:
+def serve_platform(
+    url: str,
+    host: str = "127.0.0.1",
+    port: int = 3333,
+    workers: int | None = None,
+    threads: int = DEFAULT_THREADS,
+    *,
+    prepare: Callable[[Platform, str], None] | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
     """Serve the /v1 API for the store at ``url``.
 
     :param prepare: runs in the parent once the socket is bound, with a platform of its own and

@@ -67,7 +67,7 @@ class _Shape:
     """wire name -> field name"""
     required: tuple[str, ...]
     """wire names without a default"""
-    nested: dict[str, "_Shape"]
+    nested: dict[str, _Shape]
     """field name -> shape of the attrs model held in that field's list"""
     booleans: frozenset[str]
     """wire names of true/false fields (how a query string spells them differs)"""
@@ -119,8 +119,7 @@ class _RenderedPages:
 
 def _is_bool(hint: Any) -> bool:
     return hint is bool or (
-        typing.get_origin(hint) in (typing.Union, types.UnionType)
-        and bool in typing.get_args(hint)
+        typing.get_origin(hint) in (typing.Union, types.UnionType) and bool in typing.get_args(hint)
     )
 
 
@@ -233,8 +232,11 @@ class Wire:
             if not isinstance(member, dict):
                 entries.append(member)
                 continue
-            unknown += [{"index": index, "field": key, "value": value, "reason": "unknown field"}
-                        for key, value in member.items() if key not in known]
+            unknown += [
+                {"index": index, "field": key, "value": value, "reason": "unknown field"}
+                for key, value in member.items()
+                if key not in known
+            ]
             entries.append({known[key]: value for key, value in member.items() if key in known})
         if unknown:
             check(entries, extra_errors=unknown)  # raises, listing these with core's findings
@@ -353,7 +355,9 @@ class Wire:
                 if value == field.default:
                     continue
                 value = json_value(value)
-                params[wire_name(field.name)] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                params[wire_name(field.name)] = (
+                    ("true" if value else "false") if isinstance(value, bool) else str(value)
+                )
         if page is not None:
             params["page"] = str(page.page)
             params["perPage"] = str(page.per_page)
@@ -389,9 +393,7 @@ class Wire:
             attrs.has, lambda model: make_dict_structure_fn(model, converter, **renames(model))
         )
         structure_key = make_dict_structure_fn(ApiKey, converter, **renames(ApiKey))
-        converter.register_structure_hook(
-            ApiKey, lambda data, model: structure_key({**data, "secretHash": ""}, model)
-        )
+        converter.register_structure_hook(ApiKey, lambda data, model: structure_key({**data, "secretHash": ""}, model))
         converter.register_structure_hook(
             IssuedKey, lambda data, _: IssuedKey(key=converter.structure(data, ApiKey), secret=data["key"])
         )

@@ -27,28 +27,43 @@ def main() -> None:
             owner = platform.actor(boot.organization.id)
 
             # Field values are the API's wire values ("critical", "signed", ISO country codes).
-            platform.vendors.create(owner, NewVendor(
-                name="Cloud Hosting GmbH", country="DE", criticality="critical",
-                ict_service=True, processes_personal_data=True, dpa_status="signed",
-            ))
+            platform.vendors.create(
+                owner,
+                NewVendor(
+                    name="Cloud Hosting GmbH",
+                    country="DE",
+                    criticality="critical",
+                    ict_service=True,
+                    processes_personal_data=True,
+                    dpa_status="signed",
+                ),
+            )
             platform.vendors.create(owner, NewVendor(name="Office Snacks", category="other"))
-            platform.vendors.create(owner, NewVendor(
-                name="Mail Delivery Inc", country="US", criticality="important", processes_personal_data=True,
-                # Personal data leaving the EEA needs a legal ground for the transfer.
-                transfer_mechanism="standard_contractual_clauses",
-            ))
+            platform.vendors.create(
+                owner,
+                NewVendor(
+                    name="Mail Delivery Inc",
+                    country="US",
+                    criticality="important",
+                    processes_personal_data=True,
+                    # Personal data leaving the EEA needs a legal ground for the transfer.
+                    transfer_mechanism="standard_contractual_clauses",
+                ),
+            )
 
             # Filters combine with AND; lists come back a page at a time.
-            personal = platform.vendors.list(owner, VendorFilter(processes_personal_data=True),
-                                             PageRequest(page=1, per_page=50))
+            personal = platform.vendors.list(
+                owner, VendorFilter(processes_personal_data=True), PageRequest(page=1, per_page=50)
+            )
             print(f"{personal.total} vendors process personal data:")
             for vendor in personal.items:
                 print(f"  - {vendor.name} ({vendor.country}, {vendor.criticality})")
 
             # Bad input raises ValidationError naming the field, the value and the reason.
             try:
-                platform.vendors.create(owner, NewVendor(name="Analytics Co", country="US",
-                                                         processes_personal_data=True))
+                platform.vendors.create(
+                    owner, NewVendor(name="Analytics Co", country="US", processes_personal_data=True)
+                )
             except ValidationError as error:
                 print(f"rejected: {error.details['field']} {error.details['reason']}")
 

@@ -20,8 +20,7 @@ from compliance_http.client import HTTPTransport
 def main() -> int:
     api_key = os.environ.get("COMPLIANCE_API_KEY")
     if not api_key:
-        print("Set COMPLIANCE_API_KEY to an API key (compliance serve prints one on its first run).",
-              file=sys.stderr)
+        print("Set COMPLIANCE_API_KEY to an API key (compliance serve prints one on its first run).", file=sys.stderr)
         return 2
     url = os.environ.get("COMPLIANCE_URL", "http://127.0.0.1:3333")
 
@@ -31,12 +30,26 @@ def main() -> int:
     # An Idempotency-Key makes a retried create safe: the server answers a repeat with the
     # vendor it created the first time instead of making a second one.
     request_id = str(uuid.uuid4())
-    first = client.vendors.create(NewVendor(name="Cloud Hosting GmbH", country="DE", criticality="critical",
-                                            processes_personal_data=True, dpa_status="signed"),
-                                  idempotency_key=request_id)
-    retry = client.vendors.create(NewVendor(name="Cloud Hosting GmbH", country="DE", criticality="critical",
-                                            processes_personal_data=True, dpa_status="signed"),
-                                  idempotency_key=request_id)
+    first = client.vendors.create(
+        NewVendor(
+            name="Cloud Hosting GmbH",
+            country="DE",
+            criticality="critical",
+            processes_personal_data=True,
+            dpa_status="signed",
+        ),
+        idempotency_key=request_id,
+    )
+    retry = client.vendors.create(
+        NewVendor(
+            name="Cloud Hosting GmbH",
+            country="DE",
+            criticality="critical",
+            processes_personal_data=True,
+            dpa_status="signed",
+        ),
+        idempotency_key=request_id,
+    )
     print(f"created {first.name} once: {first.id == retry.id}")
     client.vendors.create(NewVendor(name="Office Snacks"))
 

@@ -10,7 +10,8 @@ import builtins
 import datetime as dt
 import hashlib
 import secrets
-from typing import Any, Callable, ClassVar, Protocol
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
 
 import attrs
 
@@ -212,8 +213,9 @@ class ApiKeyService:
                 return key
             revoked = attrs.evolve(key, revoked_at=self.uow.clock.now())
             tx[API_KEYS].update(revoked)
-            tx.record(ApiKeyRevoked(organization_id=actor.organization_id, subject=revoked,
-                                    previous={"revoked_at": None}))
+            tx.record(
+                ApiKeyRevoked(organization_id=actor.organization_id, subject=revoked, previous={"revoked_at": None})
+            )
             key = revoked
         return key
 
@@ -232,7 +234,6 @@ class ApiKeyService:
         )
 
 
-
 AREA = Area(
     name="api_keys",
     service=lambda context: ApiKeyService(context.uow, flush_usage=context.flush_admission),
@@ -240,8 +241,14 @@ AREA = Area(
     events=(ApiKeyCreated, ApiKeyRevoked),
     operations=(
         Operation(name="api_keys.list", action=API_KEY_READ, paged=True, result=ApiKey),
-        Operation(name="api_keys.create", action=API_KEY_CREATE, body=NewApiKey, idempotent=True,
-                  result=IssuedKey, example={"name": "CI pipeline", "role": "auditor"}),
+        Operation(
+            name="api_keys.create",
+            action=API_KEY_CREATE,
+            body=NewApiKey,
+            idempotent=True,
+            result=IssuedKey,
+            example={"name": "CI pipeline", "role": "auditor"},
+        ),
         Operation(name="api_keys.get", action=API_KEY_READ, ids=("key_id",), result=ApiKey),
         Operation(name="api_keys.revoke", action=API_KEY_REVOKE, ids=("key_id",), result=ApiKey),
         Operation(name="api_keys.usage", action=API_KEY_READ, ids=("key_id",), result=KeyUsage),

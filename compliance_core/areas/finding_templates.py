@@ -75,7 +75,10 @@ class FindingTemplateFilter:
 
 
 FINDING_TEMPLATES: Records[FindingTemplate, FindingTemplateFilter] = Records(
-    "finding_templates", model=FindingTemplate, filters=FindingTemplateFilter, kind="finding template",
+    "finding_templates",
+    model=FindingTemplate,
+    filters=FindingTemplateFilter,
+    kind="finding template",
     prefix="ftp",
 )
 FINDING_TEMPLATE_READ = Action("finding_template:read", READERS)
@@ -99,27 +102,37 @@ class FindingTemplateService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(self, actor: Actor, filters: FindingTemplateFilter | None = None,
-             page: PageRequest | None = None) -> Page[FindingTemplate]:
+    def list(
+        self, actor: Actor, filters: FindingTemplateFilter | None = None, page: PageRequest | None = None
+    ) -> Page[FindingTemplate]:
         authorize(actor, FINDING_TEMPLATE_READ)
         with self.uow.read() as session:
-            return list_page(session, FINDING_TEMPLATES, self.pages, actor.organization_id,
-                             filters or FindingTemplateFilter(), page or PageRequest())
+            return list_page(
+                session,
+                FINDING_TEMPLATES,
+                self.pages,
+                actor.organization_id,
+                filters or FindingTemplateFilter(),
+                page or PageRequest(),
+            )
 
     def get(self, actor: Actor, template_id: str) -> FindingTemplate:
         authorize(actor, FINDING_TEMPLATE_READ)
         with self.uow.read() as session:
             return fetch(session, FINDING_TEMPLATES, actor.organization_id, template_id)
 
-    def create(self, actor: Actor, data: NewFindingTemplate, *,
-               idempotency_key: str | None = None) -> FindingTemplate:
+    def create(self, actor: Actor, data: NewFindingTemplate, *, idempotency_key: str | None = None) -> FindingTemplate:
         authorize(actor, FINDING_TEMPLATE_WRITE)
         now = self.uow.clock.now()
 
         def create() -> FindingTemplate:
-            template = FindingTemplate(id=self.uow.ids.new(FINDING_TEMPLATES.prefix),
-                                       organization_id=actor.organization_id, created_at=now, updated_at=now,
-                                       **attrs.asdict(data, recurse=False))
+            template = FindingTemplate(
+                id=self.uow.ids.new(FINDING_TEMPLATES.prefix),
+                organization_id=actor.organization_id,
+                created_at=now,
+                updated_at=now,
+                **attrs.asdict(data, recurse=False),
+            )
             tx[FINDING_TEMPLATES].add(template)
             tx.record(FindingTemplateCreated(organization_id=actor.organization_id, subject=template))
             return template
@@ -137,8 +150,7 @@ class FindingTemplateService:
                 return current
             updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
             tx[FINDING_TEMPLATES].update(updated)
-            tx.record(FindingTemplateUpdated(organization_id=actor.organization_id, subject=updated,
-                                             previous=previous))
+            tx.record(FindingTemplateUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
     def delete(self, actor: Actor, template_id: str) -> None:
@@ -159,16 +171,34 @@ AREA = Area(
     records=(FINDING_TEMPLATES,),
     events=(FindingTemplateCreated, FindingTemplateUpdated, FindingTemplateDeleted),
     operations=(
-        Operation(name="finding_templates.list", action=FINDING_TEMPLATE_READ, filters=FindingTemplateFilter,
-                  paged=True, result=FindingTemplate),
-        Operation(name="finding_templates.create", action=FINDING_TEMPLATE_WRITE, body=NewFindingTemplate,
-                  idempotent=True, result=FindingTemplate,
-                  example={"category": "evidence_issue", "title": "Evidence is out of date",
-                           "content": "The evidence predates the audit period."}),
-        Operation(name="finding_templates.get", action=FINDING_TEMPLATE_READ, ids=_TEMPLATE,
-                  result=FindingTemplate),
-        Operation(name="finding_templates.update", action=FINDING_TEMPLATE_WRITE, ids=_TEMPLATE,
-                  body=FindingTemplatePatch, result=FindingTemplate, example={"order": 2}),
+        Operation(
+            name="finding_templates.list",
+            action=FINDING_TEMPLATE_READ,
+            filters=FindingTemplateFilter,
+            paged=True,
+            result=FindingTemplate,
+        ),
+        Operation(
+            name="finding_templates.create",
+            action=FINDING_TEMPLATE_WRITE,
+            body=NewFindingTemplate,
+            idempotent=True,
+            result=FindingTemplate,
+            example={
+                "category": "evidence_issue",
+                "title": "Evidence is out of date",
+                "content": "The evidence predates the audit period.",
+            },
+        ),
+        Operation(name="finding_templates.get", action=FINDING_TEMPLATE_READ, ids=_TEMPLATE, result=FindingTemplate),
+        Operation(
+            name="finding_templates.update",
+            action=FINDING_TEMPLATE_WRITE,
+            ids=_TEMPLATE,
+            body=FindingTemplatePatch,
+            result=FindingTemplate,
+            example={"order": 2},
+        ),
         Operation(name="finding_templates.delete", action=FINDING_TEMPLATE_WRITE, ids=_TEMPLATE, result=None),
     ),
 )

@@ -17,7 +17,17 @@ from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
 from ..kernel.records import Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.uow import Tx, UnitOfWork
-from ..kernel.validation import Patch, Unset, blank_text, choice, optional_choice, optional_id, optional_text, patch_field, text
+from ..kernel.validation import (
+    Patch,
+    Unset,
+    blank_text,
+    choice,
+    optional_choice,
+    optional_id,
+    optional_text,
+    patch_field,
+    text,
+)
 
 __all__ = [
     "Severity",
@@ -134,6 +144,8 @@ class FindingFilter:
 FINDINGS: Records[Finding, FindingFilter] = Records(
     "findings", model=Finding, filters=FindingFilter, kind="finding", prefix="fnd", cached=True
 )
+
+
 class TemplateLookup(Protocol):
     """The port to the finding-templates area: a template's content by id."""
 
@@ -173,11 +185,14 @@ class FindingService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(self, actor: Actor, filters: FindingFilter | None = None, page: PageRequest | None = None) -> Page[Finding]:
+    def list(
+        self, actor: Actor, filters: FindingFilter | None = None, page: PageRequest | None = None
+    ) -> Page[Finding]:
         authorize(actor, FINDING_READ)
         with self.uow.read() as session:
-            return list_page(session, FINDINGS, self.pages, actor.organization_id, filters or FindingFilter(),
-                             page or PageRequest())
+            return list_page(
+                session, FINDINGS, self.pages, actor.organization_id, filters or FindingFilter(), page or PageRequest()
+            )
 
     def get(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, FINDING_READ)
@@ -228,8 +243,9 @@ class FindingService:
         now = self.uow.clock.now()
         status = changes.get("status", current.status)
         if changes.get("revision_note") is not None and status is not FindingStatus.NEEDS_REVISION:
-            raise ValidationError.field("revisionNote", changes["revision_note"],
-                                        "only applies while status is needs_revision")
+            raise ValidationError.field(
+                "revisionNote", changes["revision_note"], "only applies while status is needs_revision"
+            )
         if status is not FindingStatus.NEEDS_REVISION:
             changes["revision_note"] = None  # a note answers one revision request, no more
         if status is not current.status:
@@ -241,8 +257,11 @@ class FindingService:
         tx[FINDINGS].update(updated)
         tx.record(FindingUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         if "severity" in previous:
-            tx.record(FindingSeverityChanged(organization_id=actor.organization_id, subject=updated,
-                                             previous={"severity": current.severity}))
+            tx.record(
+                FindingSeverityChanged(
+                    organization_id=actor.organization_id, subject=updated, previous={"severity": current.severity}
+                )
+            )
         return updated
 
 
@@ -263,11 +282,23 @@ AREA = Area(
     events=(FindingCreated, FindingUpdated, FindingSeverityChanged),
     operations=(
         Operation(name="findings.list", action=FINDING_READ, filters=FindingFilter, paged=True, result=Finding),
-        Operation(name="findings.create", action=FINDING_CREATE, body=NewFinding, idempotent=True, result=Finding,
-                  example={"title": "TLS 1.0 enabled on the edge", "severity": "high"}),
+        Operation(
+            name="findings.create",
+            action=FINDING_CREATE,
+            body=NewFinding,
+            idempotent=True,
+            result=Finding,
+            example={"title": "TLS 1.0 enabled on the edge", "severity": "high"},
+        ),
         Operation(name="findings.get", action=FINDING_READ, ids=_FINDING, result=Finding),
-        Operation(name="findings.update", action=FINDING_UPDATE, ids=_FINDING, body=FindingPatch, result=Finding,
-                  example={"severity": "critical"}),
+        Operation(
+            name="findings.update",
+            action=FINDING_UPDATE,
+            ids=_FINDING,
+            body=FindingPatch,
+            result=Finding,
+            example={"severity": "critical"},
+        ),
         Operation(name="findings.close", action=FINDING_CLOSE, ids=_FINDING, result=Finding),
     ),
 )

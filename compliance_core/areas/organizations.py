@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Any, Callable, ClassVar, Protocol
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
 
 import attrs
 
@@ -55,9 +56,7 @@ def _rate_limit(organization: Organization, _: dt.datetime) -> dict[str, Any]:
 
 @attrs.frozen(kw_only=True)
 class Organization:
-    WIRE_VIEW: ClassVar[WireView] = WireView(
-        omit=frozenset({"rate_limit_rpm", "rate_limit_burst"}), extra=_rate_limit
-    )
+    WIRE_VIEW: ClassVar[WireView] = WireView(omit=frozenset({"rate_limit_rpm", "rate_limit_burst"}), extra=_rate_limit)
     """Shows the effective limits, whatever plan they come from."""
 
     id: str
@@ -122,8 +121,9 @@ class OrganizationService:
     plan_changed: Callable[[], None] = lambda: None
     """Lets admission drop the rate-limit leases it holds under the old plan."""
 
-    def create(self, name: str, plan: Plan | str = Plan.PROFESSIONAL, *, rpm: int | None = None,
-               burst: int | None = None) -> Organization:
+    def create(
+        self, name: str, plan: Plan | str = Plan.PROFESSIONAL, *, rpm: int | None = None, burst: int | None = None
+    ) -> Organization:
         """Operator action (CLI, embedding app): there is no caller inside the tenant yet."""
         with self.uow.write() as tx:
             organization = self.new(name, plan, rpm=rpm, burst=burst)
@@ -149,21 +149,24 @@ class OrganizationService:
         with self.uow.read() as session:
             return require(session[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
 
-    def set_plan(self, actor: Actor, plan: Plan | str, *, rpm: int | None = None,
-                 burst: int | None = None) -> Organization:
+    def set_plan(
+        self, actor: Actor, plan: Plan | str, *, rpm: int | None = None, burst: int | None = None
+    ) -> Organization:
         authorize(actor, ORGANIZATION_UPDATE)
         chosen: Plan = NewOrganization(name="-", plan=plan).plan
         rpm, burst = check_limits(chosen, rpm, burst)
         with self.uow.write() as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
             updated = attrs.evolve(
-                current, plan=chosen, rate_limit_rpm=rpm, rate_limit_burst=burst,
+                current,
+                plan=chosen,
+                rate_limit_rpm=rpm,
+                rate_limit_burst=burst,
                 updated_at=self.uow.clock.now(),
             )
             tx[ORGANIZATIONS].update(updated)
         self.plan_changed()
         return updated
-
 
 
 AREA = Area(

@@ -17,7 +17,18 @@ from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, authori
 from ..kernel.records import Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo
 from ..kernel.uow import UnitOfWork
-from ..kernel.validation import Patch, Unset, boolean, choice, email, optional_choice, optional_text, patch_field, text, wire_name
+from ..kernel.validation import (
+    Patch,
+    Unset,
+    boolean,
+    choice,
+    email,
+    optional_choice,
+    optional_text,
+    patch_field,
+    text,
+    wire_name,
+)
 
 __all__ = [
     "Department",
@@ -90,7 +101,6 @@ class PersonPatch(Patch):
     is_active: bool | Unset = patch_field(_NEW.is_active.converter)
 
 
-
 @attrs.frozen(kw_only=True)
 class PersonFilter:
     role: Role | None = attrs.field(default=None, converter=optional_choice(Role))
@@ -137,14 +147,21 @@ def _entry(index: int, item: Any) -> NewPerson:
     if isinstance(item, NewPerson):
         return item
     if not isinstance(item, Mapping):
-        raise ValidationError("entry must be an object", {"index": index, "field": None, "value": item, "reason": "must be an object"})
+        raise ValidationError(
+            "entry must be an object", {"index": index, "field": None, "value": item, "reason": "must be an object"}
+        )
     known = {f.name for f in _NEW}
     for key in item:
         if key not in known:
-            raise ValidationError("unknown field", {"index": index, "field": wire_name(str(key)), "value": item[key], "reason": "unknown field"})
+            raise ValidationError(
+                "unknown field",
+                {"index": index, "field": wire_name(str(key)), "value": item[key], "reason": "unknown field"},
+            )
     for key in ("name", "email"):
         if key not in item:
-            raise ValidationError("missing field", {"index": index, "field": key, "value": None, "reason": "is required"})
+            raise ValidationError(
+                "missing field", {"index": index, "field": key, "value": None, "reason": "is required"}
+            )
     try:
         return NewPerson(**item)
     except ValidationError as error:
@@ -172,15 +189,17 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
             errors.append(error.details)
             continue
         if entry.email in seen:
-            errors.append({"index": index, "field": "email", "value": entry.email,
-                           "reason": f"repeats entry {seen[entry.email]}"})
+            errors.append(
+                {"index": index, "field": "email", "value": entry.email, "reason": f"repeats entry {seen[entry.email]}"}
+            )
         seen.setdefault(entry.email, index)
         entries.append(entry)
     if errors:
         errors.sort(key=lambda e: e["index"])
         bad = len({e["index"] for e in errors})
-        raise ValidationError(f"{bad} of {len(members)} entries are invalid; none were created",
-                              {"field": "members", "errors": errors})
+        raise ValidationError(
+            f"{bad} of {len(members)} entries are invalid; none were created", {"field": "members", "errors": errors}
+        )
     return entries
 
 
@@ -192,8 +211,9 @@ class PeopleService:
     def list(self, actor: Actor, filters: PersonFilter | None = None, page: PageRequest | None = None) -> Page[Person]:
         authorize(actor, PERSON_READ)
         with self.uow.read() as session:
-            return list_page(session, PEOPLE, self.pages, actor.organization_id, filters or PersonFilter(),
-                             page or PageRequest())
+            return list_page(
+                session, PEOPLE, self.pages, actor.organization_id, filters or PersonFilter(), page or PageRequest()
+            )
 
     def get(self, actor: Actor, person_id: str) -> Person:
         authorize(actor, PERSON_READ)
@@ -216,17 +236,23 @@ class PeopleService:
         with self.uow.write() as tx:
             return run_idempotent(tx, actor, idempotency_key, "people.create", data, now, create)
 
-    def bulk_create(self, actor: Actor, members: Sequence[NewPerson | Mapping[str, Any]], *,
-                    idempotency_key: str | None = None) -> tuple[Person, ...]:
+    def bulk_create(
+        self, actor: Actor, members: Sequence[NewPerson | Mapping[str, Any]], *, idempotency_key: str | None = None
+    ) -> tuple[Person, ...]:
         """All or nothing: any invalid entry rejects the whole batch, and the error's
         ``details.errors`` lists each bad entry's index, field, value and reason."""
         authorize(actor, PERSON_CREATE)
         entries = parse_members(members)
-        above = [{"index": i, "field": "role", "value": e.role.value, "reason": "above the caller's role"}
-                 for i, e in enumerate(entries) if e.role.rank > actor.role.rank]
+        above = [
+            {"index": i, "field": "role", "value": e.role.value, "reason": "above the caller's role"}
+            for i, e in enumerate(entries)
+            if e.role.rank > actor.role.rank
+        ]
         if above:
-            raise Forbidden(f"role {actor.role.value} may not grant these roles; none were created",
-                            {"field": "members", "errors": above})
+            raise Forbidden(
+                f"role {actor.role.value} may not grant these roles; none were created",
+                {"field": "members", "errors": above},
+            )
         now = self.uow.clock.now()
 
         def create() -> tuple[Person, ...]:
@@ -234,10 +260,14 @@ class PeopleService:
             if taken:
                 raise Conflict(
                     f"{len(taken)} e-mail(s) already belong to people in this organization; none were created",
-                    {"field": "members", "errors": [
-                        {"index": i, "field": "email", "value": e.email, "reason": "already exists"}
-                        for i, e in enumerate(entries) if e.email in taken
-                    ]},
+                    {
+                        "field": "members",
+                        "errors": [
+                            {"index": i, "field": "email", "value": e.email, "reason": "already exists"}
+                            for i, e in enumerate(entries)
+                            if e.email in taken
+                        ],
+                    },
                 )
             people = tuple(self._new(actor, entry, now) for entry in entries)
             for person in people:
@@ -277,9 +307,9 @@ class PeopleService:
 
 
 def _taken(address: str) -> Conflict:
-    return Conflict("a person with this e-mail already exists in the organization",
-                    {"field": "email", "value": address})
-
+    return Conflict(
+        "a person with this e-mail already exists in the organization", {"field": "email", "value": address}
+    )
 
 
 _PERSON = ("person_id",)
@@ -292,12 +322,31 @@ AREA = Area(
     events=(PersonCreated, PersonUpdated),
     operations=(
         Operation(name="people.list", action=PERSON_READ, filters=PersonFilter, paged=True, result=Person),
-        Operation(name="people.create", action=PERSON_CREATE, body=NewPerson, idempotent=True, result=Person,
-                  example={"name": "Ada Lovelace", "email": "ada@example.com"}),
-        Operation(name="people.bulk_create", action=PERSON_CREATE, body=NewPerson, batch=parse_members, idempotent=True,
-                  result=Person, example={"members": [{"name": "Grace Hopper", "email": "grace@example.com"}]}),
+        Operation(
+            name="people.create",
+            action=PERSON_CREATE,
+            body=NewPerson,
+            idempotent=True,
+            result=Person,
+            example={"name": "Ada Lovelace", "email": "ada@example.com"},
+        ),
+        Operation(
+            name="people.bulk_create",
+            action=PERSON_CREATE,
+            body=NewPerson,
+            batch=parse_members,
+            idempotent=True,
+            result=Person,
+            example={"members": [{"name": "Grace Hopper", "email": "grace@example.com"}]},
+        ),
         Operation(name="people.get", action=PERSON_READ, ids=_PERSON, result=Person),
-        Operation(name="people.update", action=PERSON_UPDATE, ids=_PERSON, body=PersonPatch, result=Person,
-                  example={"jobTitle": "Engineer"}),
+        Operation(
+            name="people.update",
+            action=PERSON_UPDATE,
+            ids=_PERSON,
+            body=PersonPatch,
+            result=Person,
+            example={"jobTitle": "Engineer"},
+        ),
     ),
 )

@@ -282,7 +282,6 @@ class VendorPatch(Patch):
     transfer_mechanism: TransferMechanism | None | Unset = patch_field(_NEW.transfer_mechanism.converter)
 
 
-
 @attrs.frozen(kw_only=True)
 class VendorFilter:
     """List filters, combined with AND; None means "any". ``archived`` defaults to the live
@@ -376,8 +375,9 @@ class VendorService:
     def list(self, actor: Actor, filters: VendorFilter | None = None, page: PageRequest | None = None) -> Page[Vendor]:
         authorize(actor, VENDOR_READ)
         with self.uow.read() as session:
-            return list_page(session, VENDORS, self.pages, actor.organization_id, filters or VendorFilter(),
-                             page or PageRequest())
+            return list_page(
+                session, VENDORS, self.pages, actor.organization_id, filters or VendorFilter(), page or PageRequest()
+            )
 
     def get(self, actor: Actor, vendor_id: str) -> Vendor:
         authorize(actor, VENDOR_READ)
@@ -431,8 +431,13 @@ class VendorService:
             now = self.uow.clock.now()
             updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
             tx[VENDORS].update(updated)
-            tx.record(VendorArchived(organization_id=actor.organization_id, subject=updated,
-                                     previous={"archived": False, "archived_at": None}))
+            tx.record(
+                VendorArchived(
+                    organization_id=actor.organization_id,
+                    subject=updated,
+                    previous={"archived": False, "archived_at": None},
+                )
+            )
         return updated
 
     def restore(self, actor: Actor, vendor_id: str) -> Vendor:
@@ -443,8 +448,13 @@ class VendorService:
                 return current
             updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
             tx[VENDORS].update(updated)
-            tx.record(VendorRestored(organization_id=actor.organization_id, subject=updated,
-                                     previous={"archived": True, "archived_at": current.archived_at}))
+            tx.record(
+                VendorRestored(
+                    organization_id=actor.organization_id,
+                    subject=updated,
+                    previous={"archived": True, "archived_at": current.archived_at},
+                )
+            )
         return updated
 
 
@@ -458,11 +468,23 @@ AREA = Area(
     events=(VendorCreated, VendorUpdated, VendorArchived, VendorRestored),
     operations=(
         Operation(name="vendors.list", action=VENDOR_READ, filters=VendorFilter, paged=True, result=Vendor),
-        Operation(name="vendors.create", action=VENDOR_CREATE, body=NewVendor, idempotent=True, result=Vendor,
-                  example={"name": "Cloud Co", "country": "IE", "criticality": "critical"}),
+        Operation(
+            name="vendors.create",
+            action=VENDOR_CREATE,
+            body=NewVendor,
+            idempotent=True,
+            result=Vendor,
+            example={"name": "Cloud Co", "country": "IE", "criticality": "critical"},
+        ),
         Operation(name="vendors.get", action=VENDOR_READ, ids=_VENDOR, result=Vendor),
-        Operation(name="vendors.update", action=VENDOR_UPDATE, ids=_VENDOR, body=VendorPatch, result=Vendor,
-                  example={"status": "assessed"}),
+        Operation(
+            name="vendors.update",
+            action=VENDOR_UPDATE,
+            ids=_VENDOR,
+            body=VendorPatch,
+            result=Vendor,
+            example={"status": "assessed"},
+        ),
         Operation(name="vendors.archive", action=VENDOR_ARCHIVE, ids=_VENDOR, result=Vendor),
         Operation(name="vendors.restore", action=VENDOR_ARCHIVE, ids=_VENDOR, result=Vendor),
     ),

@@ -13,8 +13,8 @@ __all__ = ["Clock", "SystemClock", "FrozenClock", "utc"]
 def utc(value: dt.datetime) -> dt.datetime:
     """Normalise to aware UTC; a naive value is taken to be UTC already."""
     if value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
 
 
 class Clock(Protocol):
@@ -23,16 +23,14 @@ class Clock(Protocol):
 
 class SystemClock:
     def now(self) -> dt.datetime:
-        return dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.now(dt.UTC)
 
 
 @attrs.define
 class FrozenClock:
     """A clock that moves only when told: for tests and deterministic examples."""
 
-    current: dt.datetime = attrs.field(
-        factory=lambda: dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), converter=utc
-    )
+    current: dt.datetime = attrs.field(factory=lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), converter=utc)
 
     def now(self) -> dt.datetime:
         return self.current

@@ -36,11 +36,7 @@ class ComplianceError(Exception):
         return f"{type(self).__name__}({self.message!r}, {self.details!r})"
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(self) is type(other)
-            and self.message == other.message
-            and self.details == other.details
-        )
+        return type(self) is type(other) and self.message == other.message and self.details == other.details
 
     __hash__ = Exception.__hash__
 
@@ -51,7 +47,7 @@ class ValidationError(ComplianceError):
     code = "validation_error"
 
     @classmethod
-    def field(cls, field: str, value: Any, reason: str) -> "ValidationError":
+    def field(cls, field: str, value: Any, reason: str) -> ValidationError:
         return cls(f"{field}: {reason}", {"field": field, "value": value, "reason": reason})
 
 
@@ -69,11 +65,11 @@ class NotFound(ComplianceError):
     code = "not_found"
 
     @classmethod
-    def resource(cls, kind: str, resource_id: str) -> "NotFound":
+    def resource(cls, kind: str, resource_id: str) -> NotFound:
         return cls(f"{kind} {resource_id} not found", {"resource": kind, "id": resource_id})
 
 
-def require(value: "T | None", kind: str, resource_id: str) -> "T":
+def require(value: T | None, kind: str, resource_id: str) -> T:
     """The value, or NotFound for ``kind``: how every service turns a missing row into a 404."""
     if value is None:
         raise NotFound.resource(kind, resource_id)
@@ -97,6 +93,5 @@ class InternalError(ComplianceError):
 
 
 ERROR_CLASSES: dict[str, type[ComplianceError]] = {
-    cls.code: cls
-    for cls in (ValidationError, Unauthorized, Forbidden, NotFound, Conflict, RateLimited, InternalError)
+    cls.code: cls for cls in (ValidationError, Unauthorized, Forbidden, NotFound, Conflict, RateLimited, InternalError)
 }

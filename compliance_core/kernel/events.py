@@ -59,9 +59,7 @@ class OutboxMessage:
     published_at: dt.datetime | None = None
 
 
-def event_body(
-    event_id: str, event: Event, occurred_at: dt.datetime, render: Callable[[Any], Any]
-) -> dict[str, Any]:
+def event_body(event_id: str, event: Event, occurred_at: dt.datetime, render: Callable[[Any], Any]) -> dict[str, Any]:
     """The event's JSON body, the same for the outbox, webhooks and in-process subscribers:
     ``{"id", "type", "createdAt", "organizationId", "data"}`` and, for changes, ``previous``
     (camelCase field names, old values as the API shows them)."""

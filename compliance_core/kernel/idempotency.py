@@ -11,14 +11,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from typing import Any, Callable, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
 from .errors import Conflict, ValidationError
+from .permissions import Actor
 from .registry import Repo
 from .rendering import json_value
-from .permissions import Actor
 from .uow import Tx
 
 __all__ = ["IdempotencyRecord", "IdempotencyRepository", "run_idempotent", "fingerprint", "RETENTION", "IDEMPOTENCY"]

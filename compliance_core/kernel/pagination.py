@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
+from collections.abc import Hashable, Iterable
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -35,9 +36,7 @@ class PageRequest:
             or not isinstance(self.per_page, int)
             or not 1 <= self.per_page <= MAX_PER_PAGE
         ):
-            raise ValidationError.field(
-                "perPage", self.per_page, f"must be an integer from 1 to {MAX_PER_PAGE}"
-            )
+            raise ValidationError.field("perPage", self.per_page, f"must be an integer from 1 to {MAX_PER_PAGE}")
 
     @property
     def offset(self) -> int:
@@ -52,7 +51,7 @@ class Page(Generic[T]):
     per_page: int
 
     @classmethod
-    def of(cls, items: "Iterable[T]", total: int, request: PageRequest) -> "Page[T]":
+    def of(cls, items: Iterable[T], total: int, request: PageRequest) -> Page[T]:
         return cls(items=tuple(items), total=total, page=request.page, per_page=request.per_page)
 
     @property
@@ -92,8 +91,15 @@ class PageCache:
         self._item_sizes: dict[type, int] = {}
         self._lock = threading.Lock()
 
-    def fetch(self, area: str, repository: _Listable[T], organization_id: str, filters: Hashable,
-              request: PageRequest, scope: Hashable = None) -> Page[T]:
+    def fetch(
+        self,
+        area: str,
+        repository: _Listable[T],
+        organization_id: str,
+        filters: Hashable,
+        request: PageRequest,
+        scope: Hashable = None,
+    ) -> Page[T]:
         revision = repository.revision(organization_id)
         key = (area, organization_id, scope, filters, request)
         with self._lock:

@@ -54,8 +54,9 @@ class RateLimitRepository(Protocol):
 RATE_LIMITS: Repo[RateLimitRepository] = Repo("rate_limits")
 
 
-def lease(bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime, *, want: int = 1,
-          returned: float = 0.0) -> tuple[Bucket, RateDecision, int]:
+def lease(
+    bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime, *, want: int = 1, returned: float = 0.0
+) -> tuple[Bucket, RateDecision, int]:
     """Draw up to ``want`` tokens at once (none when the bucket has not a whole one).
 
     ``returned`` gives back tokens an earlier lease did not spend. The decision describes the

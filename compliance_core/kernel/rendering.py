@@ -165,7 +165,7 @@ class Renderer:
             namespace["_clock"] = self._clock
             body = f"{{**{body}, **_extra(model, _clock.now())}}"
         source = f"def render(model):\n    return {body}\n"
-        exec(compile(source, f"<wire renderer for {model.__qualname__}>", "exec"), namespace)  # noqa: S102
+        exec(compile(source, f"<wire renderer for {model.__qualname__}>", "exec"), namespace)
         function: Callable[[Any], dict[str, Any]] = namespace["render"]
         if clocked:
             self._clocked.add(model)

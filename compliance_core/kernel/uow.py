@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any, ContextManager, Protocol, TypeVar
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -31,7 +32,7 @@ class Store(Protocol):
 
     url: str
 
-    def session(self, *, write: bool) -> ContextManager[Session]: ...
+    def session(self, *, write: bool) -> AbstractContextManager[Session]: ...
 
     def health(self) -> dict[str, Any]: ...
 
@@ -85,7 +86,7 @@ class UnitOfWork:
                     published.append((message, event))
         self.signals.send(published)
 
-    def read(self) -> ContextManager[Session]:
+    def read(self) -> AbstractContextManager[Session]:
         return self.store.session(write=False)
 
     def _json(self, value: Any) -> Any:

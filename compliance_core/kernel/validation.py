@@ -9,7 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from typing import Any, Callable, ClassVar, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -148,6 +149,7 @@ def integer(minimum: int, maximum: int) -> attrs.Converter:
 
     return _converter(check)
 
+
 COUNTRIES = frozenset(
     """AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ
     BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO
@@ -231,6 +233,7 @@ def _email(value: Any, field: attrs.Attribute) -> str:
 
 
 email = _converter(_email)
+
 
 def patch_field(converter: Any) -> Any:
     """A PATCH field: UNSET unless the caller sends it, then checked as on creation (pass the

@@ -10,8 +10,13 @@ ROUTES = group(
     "People",
     ("GET", "/v1/people", "people.list", "List the organization's people"),
     ("POST", "/v1/people", "people.create", "Add a person", 201),
-    ("POST", "/v1/people/bulk", "people.bulk_create",
-     "Add up to 1000 people at once; any invalid entry rejects the whole batch", 201),
+    (
+        "POST",
+        "/v1/people/bulk",
+        "people.bulk_create",
+        "Add up to 1000 people at once; any invalid entry rejects the whole batch",
+        201,
+    ),
     ("GET", _ONE, "people.get", "Read one person"),
     ("PATCH", _ONE, "people.update", "Change some of a person's fields"),
 )

@@ -22,7 +22,13 @@ class Route:
 def group(tag: str, *rows: tuple[str, str, str, str] | tuple[str, str, str, str, int]) -> tuple[Route, ...]:
     """The rows of one tag: ``(method, path, operation, summary[, status])``."""
     return tuple(
-        Route(method=row[0], path=row[1], operation=row[2], summary=row[3], tag=tag,
-              status=row[4] if len(row) > 4 else None)
+        Route(
+            method=row[0],
+            path=row[1],
+            operation=row[2],
+            summary=row[3],
+            tag=tag,
+            status=row[4] if len(row) > 4 else None,
+        )
         for row in rows
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -29,14 +30,14 @@ def _page(items: Iterable[T], matches: Callable[[T], bool], page: PageRequest) -
 
 
 class _Repo:
-    def __init__(self, tables: "Tables") -> None:
+    def __init__(self, tables: Tables) -> None:
         self.t = tables
 
 
 class MemoryRecords(_Repo):
     """A declared ``Records`` table: records that belong to one organization, in ``table``."""
 
-    def __init__(self, tables: "Tables", table: str) -> None:
+    def __init__(self, tables: Tables, table: str) -> None:
         super().__init__(tables)
         self.table = table
 
@@ -115,13 +116,15 @@ class MemoryApiKeys(_Repo):
 
 
 class MemoryPeople(MemoryRecords):
-    def __init__(self, tables: "Tables") -> None:
+    def __init__(self, tables: Tables) -> None:
         super().__init__(tables, "people")
 
     def add(self, person: Person) -> None:
         if self.t.get("emails", (person.organization_id, person.email)) is not None:
-            raise Conflict("a person with this e-mail already exists in the organization",
-                           {"field": "email", "value": person.email})
+            raise Conflict(
+                "a person with this e-mail already exists in the organization",
+                {"field": "email", "value": person.email},
+            )
         super().add(person)
         self.t.set("emails", (person.organization_id, person.email), person.id)
 
@@ -129,8 +132,10 @@ class MemoryPeople(MemoryRecords):
         old = self.get(person.organization_id, person.id)
         if old is not None and old.email != person.email:
             if self.t.get("emails", (person.organization_id, person.email)) is not None:
-                raise Conflict("a person with this e-mail already exists in the organization",
-                               {"field": "email", "value": person.email})
+                raise Conflict(
+                    "a person with this e-mail already exists in the organization",
+                    {"field": "email", "value": person.email},
+                )
             self.t.delete("emails", (person.organization_id, old.email))
             self.t.set("emails", (person.organization_id, person.email), person.id)
         super().add(person)

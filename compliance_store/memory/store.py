@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Hashable, TypeVar
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from compliance_core.areas import AREAS
 from compliance_core.kernel.registry import Area, Repo

@@ -27,8 +27,7 @@ _COUNT_USE = (
     "ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + excluded.requests"
 )
 # ISO 8601 UTC text sorts in time order, so the later stamp wins.
-_TOUCH = ("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 "
-          "AND (last_used_at IS NULL OR last_used_at < ?1)")
+_TOUCH = "UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?1)"
 _USAGE = "SELECT day, requests FROM key_usage WHERE key_id = ? AND day >= ? ORDER BY day"
 
 

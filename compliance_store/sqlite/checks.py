@@ -39,14 +39,17 @@ def expected_triggers(table: Table) -> tuple[str, ...]:
     """A ``Records`` table's ``list_counts`` and ``list_revisions`` triggers."""
     if table.records is None:
         return ()
-    return (*(f"{table.table}_count_{event}" for event in ("insert", "delete", "update")),
-            *(f"{table.table}_revision_{event}" for event in ("insert", "delete", "update", "move")))
+    return (
+        *(f"{table.table}_count_{event}" for event in ("insert", "delete", "update")),
+        *(f"{table.table}_revision_{event}" for event in ("insert", "delete", "update", "move")),
+    )
 
 
 def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[str]:
     """What the file lacks for ``tables``, one sentence each (empty when nothing is missing)."""
-    objects = {(kind, name): owner for kind, name, owner in
-               conn.execute("SELECT type, name, tbl_name FROM sqlite_master")}
+    objects = {
+        (kind, name): owner for kind, name, owner in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")
+    }
     problems = []
     for table in tables:
         if ("table", table.table) not in objects:

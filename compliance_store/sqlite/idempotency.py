@@ -29,11 +29,25 @@ __all__ = ["ResultCodec", "SqliteIdempotency"]
 
 _TRUSTED_MODULES = "compliance_core"
 _MOVED_MODULES = {
-    **{f"compliance_core.{name}": f"compliance_core.kernel.{name}" for name in (
-        "errors", "clock", "ids", "validation", "pagination", "events", "uow", "idempotency",
-        "permissions", "ratelimit")},
-    **{f"compliance_core.{name}": f"compliance_core.areas.{name}" for name in (
-        "organizations", "api_keys", "vendors", "people", "findings")},
+    **{
+        f"compliance_core.{name}": f"compliance_core.kernel.{name}"
+        for name in (
+            "errors",
+            "clock",
+            "ids",
+            "validation",
+            "pagination",
+            "events",
+            "uow",
+            "idempotency",
+            "permissions",
+            "ratelimit",
+        )
+    },
+    **{
+        f"compliance_core.{name}": f"compliance_core.areas.{name}"
+        for name in ("organizations", "api_keys", "vendors", "people", "findings")
+    },
 }
 """Where the modules of stored result paths went when core was split into kernel and areas."""
 _GET = (
@@ -87,7 +101,7 @@ class ResultCodec:
             if issubclass(kind, enum.Enum):
                 return kind(tagged["value"])
             return self._converter.structure(tagged["value"], kind)
-        (tag, value), = tagged.items()
+        ((tag, value),) = tagged.items()
         if tag == "json":
             return value
         if tag == "tuple":
@@ -136,17 +150,29 @@ class SqliteIdempotency:
             return None
         operation, fingerprint, result, created_at = row
         return IdempotencyRecord(
-            organization_id=organization_id, principal=principal, key=key, operation=operation,
-            fingerprint=fingerprint, result=self._results.loads(result),
+            organization_id=organization_id,
+            principal=principal,
+            key=key,
+            operation=operation,
+            fingerprint=fingerprint,
+            result=self._results.loads(result),
             created_at=decode_timestamp(created_at),
         )
 
     def put(self, record: IdempotencyRecord) -> None:
         """Insert, or replace an expired record under the same key."""
-        self._conn.execute(_PUT, (
-            record.organization_id, record.principal, record.key, record.operation, record.fingerprint,
-            self._results.dumps(record.result), encode_timestamp(record.created_at),
-        ))
+        self._conn.execute(
+            _PUT,
+            (
+                record.organization_id,
+                record.principal,
+                record.key,
+                record.operation,
+                record.fingerprint,
+                self._results.dumps(record.result),
+                encode_timestamp(record.created_at),
+            ),
+        )
 
     def purge(self, before: dt.datetime) -> int:
         return self._conn.execute(_PURGE, (encode_timestamp(before),)).rowcount

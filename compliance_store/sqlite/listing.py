@@ -42,8 +42,9 @@ class PagedQuery(Generic[M]):
         the lists filtered by it alone, which is every unfiltered list when it is a filter field
     """
 
-    def __init__(self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False,
-                 partition: str | None = None) -> None:
+    def __init__(
+        self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False, partition: str | None = None
+    ) -> None:
         self.mapper = mapper
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
@@ -64,8 +65,9 @@ class PagedQuery(Generic[M]):
         self._statements[active] = statements
         return statements
 
-    def run(self, conn: sqlite3.Connection, organization_id: str, filters: Any,
-            page: PageRequest) -> tuple[list[M], int]:
+    def run(
+        self, conn: sqlite3.Connection, organization_id: str, filters: Any, page: PageRequest
+    ) -> tuple[list[M], int]:
         params: list[Any] = [organization_id]
         active: list[str] = []
         for name, encode in self._filters:

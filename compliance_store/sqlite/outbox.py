@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import cattrs
 
@@ -26,9 +27,7 @@ class SqliteOutbox:
     def __init__(self, conn: sqlite3.Connection, mapper: Mapper[OutboxMessage]) -> None:
         self._conn = conn
         self._mapper = mapper
-        self._pending_sql = (
-            f"{mapper.select_sql} WHERE published_at IS NULL ORDER BY occurred_at, id LIMIT ?"
-        )
+        self._pending_sql = f"{mapper.select_sql} WHERE published_at IS NULL ORDER BY occurred_at, id LIMIT ?"
 
     def add(self, message: OutboxMessage) -> None:
         self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(message))

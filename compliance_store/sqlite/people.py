@@ -4,7 +4,7 @@ index, translated to Conflict) and the ``EMAILS`` lookup other areas use."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from compliance_core.areas.people import Person
 from compliance_core.kernel.errors import Conflict
@@ -30,8 +30,10 @@ class SqlitePeople(SqliteRecords[Person]):
             write(person)
         except sqlite3.IntegrityError as error:
             if "people.email" in str(error):
-                raise Conflict("a person with this e-mail already exists in the organization",
-                               {"field": "email", "value": person.email}) from None
+                raise Conflict(
+                    "a person with this e-mail already exists in the organization",
+                    {"field": "email", "value": person.email},
+                ) from None
             raise
 
     def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:

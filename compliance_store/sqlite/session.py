@@ -49,5 +49,6 @@ class SqliteSession:
         try:
             return self._repositories[repo.name]
         except KeyError:
-            raise KeyError(f"this SQLite store keeps no repository {repo.name!r}: "
-                           f"is its area among the store's areas?") from None
+            raise KeyError(
+                f"this SQLite store keeps no repository {repo.name!r}: is its area among the store's areas?"
+            ) from None

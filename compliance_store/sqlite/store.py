@@ -44,7 +44,7 @@ def parse_url(url: str) -> str:
     """The file path in ``sqlite:///relative.db`` or ``sqlite:////absolute.db`` (or ``:memory:``)."""
     if not isinstance(url, str) or not url.startswith(_SCHEME):
         raise ValidationError.field("url", url, "must look like sqlite:///path/to/file.db")
-    rest = url[len(_SCHEME):]
+    rest = url[len(_SCHEME) :]
     if not rest.startswith("/"):
         raise ValidationError.field(
             "url", url, "a sqlite URL has no host: use sqlite:///relative.db or sqlite:////absolute.db"
@@ -63,8 +63,9 @@ class _Bound:
 
     __slots__ = ("conn", "session", "reader", "read_session", "writer", "pid", "thread")
 
-    def __init__(self, conn: sqlite3.Connection, reader: sqlite3.Connection, catalog: Catalog,
-                 writer: WriterLock) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, reader: sqlite3.Connection, catalog: Catalog, writer: WriterLock
+    ) -> None:
         self.conn = conn
         self.session = SqliteSession(conn, catalog)
         self.reader = reader
@@ -117,8 +118,9 @@ class _Transaction:
         self._conn = bound.reader
         return bound.read_session
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         conn = self._conn
         if conn is None:
             return
@@ -244,8 +246,9 @@ class SqliteStore:
                     writer.release()
             problems = schema_problems(conn, self._catalog.tables)
             if problems:
-                raise RuntimeError(f"{self.path} does not hold what the code needs ({'; '.join(problems)}): "
-                                   "a migration is missing")
+                raise RuntimeError(
+                    f"{self.path} does not hold what the code needs ({'; '.join(problems)}): a migration is missing"
+                )
             return int(conn.execute(_VERSION_SQL, (MIGRATION_SET,)).fetchone()[0])
         finally:
             conn.close()

@@ -62,10 +62,16 @@ class Table:
 KERNEL_TABLES: tuple[Table, ...] = (
     Table(name=ORGANIZATIONS.name, table="organizations", model=Organization, repository=SqliteOrganizations),
     Table(name=API_KEYS.name, table="api_keys", model=ApiKey, repository=SqliteApiKeys),
-    Table(name=IDEMPOTENCY.name, table="idempotency", model=IdempotencyRecord, repository=SqliteIdempotency,
-          key=("organization_id", "principal", "key")),
-    Table(name=RATE_LIMITS.name, table="rate_limit_buckets", model=Bucket, repository=SqliteRateLimits,
-          key=("key_id",)),
+    Table(
+        name=IDEMPOTENCY.name,
+        table="idempotency",
+        model=IdempotencyRecord,
+        repository=SqliteIdempotency,
+        key=("organization_id", "principal", "key"),
+    ),
+    Table(
+        name=RATE_LIMITS.name, table="rate_limit_buckets", model=Bucket, repository=SqliteRateLimits, key=("key_id",)
+    ),
     Table(name=OUTBOX.name, table="outbox", model=OutboxMessage, repository=SqliteOutbox),
 )
 """What every store keeps whatever the areas (``key_usage`` belongs to ``SqliteApiKeys``)."""
@@ -85,9 +91,16 @@ def registry(areas: Sequence[Area[Any]] = AREAS) -> tuple[Table, ...]:
     tables = list(KERNEL_TABLES)
     for area in areas:
         for records in area.records:
-            tables.append(Table(name=records.name, table=records.name, model=records.model,
-                                repository=OVERRIDES.get(records.name, SqliteRecords), key=SCOPED_KEY,
-                                records=records))
+            tables.append(
+                Table(
+                    name=records.name,
+                    table=records.name,
+                    model=records.model,
+                    repository=OVERRIDES.get(records.name, SqliteRecords),
+                    key=SCOPED_KEY,
+                    records=records,
+                )
+            )
     names = [table.name for table in tables]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:

@@ -20,8 +20,22 @@ def test_import_linter_contracts_hold() -> None:
 def test_core_modules_do_no_work_at_import_time() -> None:
     """Module bodies in core hold definitions only: nothing opens a store, reads the clock, makes
     a signal or a logger handler, or registers a receiver when core is imported."""
-    forbidden = {"open", "open_store", "now", "today", "connect", "Platform", "Signal", "Namespace",
-                 "signal", "basicConfig", "addHandler", "SystemClock", "RandomIds", "time"}
+    forbidden = {
+        "open",
+        "open_store",
+        "now",
+        "today",
+        "connect",
+        "Platform",
+        "Signal",
+        "Namespace",
+        "signal",
+        "basicConfig",
+        "addHandler",
+        "SystemClock",
+        "RandomIds",
+        "time",
+    }
     for path in sorted((ROOT / "compliance_core").rglob("*.py")):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):

@@ -59,19 +59,27 @@ def test_init_prints_one_json_object_whose_key_authenticates(run, db: str) -> No
 
 
 def test_init_takes_a_plan_and_enterprise_limits(run, db: str) -> None:
-    code, out, _ = run("init", "--db", db, "--org-name", "Big", "--plan", "enterprise", "--rpm", "100", "--burst", "250")
+    code, out, _ = run(
+        "init", "--db", db, "--org-name", "Big", "--plan", "enterprise", "--rpm", "100", "--burst", "250"
+    )
     assert code == 0
     with platform_for(db) as platform:
         organization = platform.organizations.get(platform.actor(out["organizationId"]))
     assert (organization.plan, organization.rate_limit.requests_per_minute, organization.rate_limit.burst) == (
-        "enterprise", 100, 250)
+        "enterprise",
+        100,
+        250,
+    )
 
 
-@pytest.mark.parametrize("argv, field, value", [
-    (["--plan", "free", "--rpm", "100"], "rpm", 100),
-    (["--plan", "gold"], "plan", "gold"),
-    (["--plan", "enterprise", "--rpm", "100", "--burst", "50"], "burst", 50),
-])
+@pytest.mark.parametrize(
+    "argv, field, value",
+    [
+        (["--plan", "free", "--rpm", "100"], "rpm", 100),
+        (["--plan", "gold"], "plan", "gold"),
+        (["--plan", "enterprise", "--rpm", "100", "--burst", "50"], "burst", 50),
+    ],
+)
 def test_init_rejects_bad_plans_and_limits_with_a_json_error(run, db: str, argv, field, value) -> None:
     code, out, err = run("init", "--db", db, "--org-name", "Acme", *argv)
     assert (code, out) == (2, None)
@@ -85,10 +93,25 @@ def test_set_plan_changes_the_rate_limits(run, db: str, org: dict) -> None:
     code, out, err = run("org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "free")
     assert (code, err) == (0, None)
     assert (out["id"], out["plan"], out["rateLimit"]) == (
-        org["organizationId"], "free", {"requestsPerMinute": 30, "burst": 60})
+        org["organizationId"],
+        "free",
+        {"requestsPerMinute": 30, "burst": 60},
+    )
 
-    code, out, _ = run("org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "enterprise",
-                       "--rpm", "2000", "--burst", "5000")
+    code, out, _ = run(
+        "org",
+        "set-plan",
+        "--db",
+        db,
+        "--org",
+        org["organizationId"],
+        "--plan",
+        "enterprise",
+        "--rpm",
+        "2000",
+        "--burst",
+        "5000",
+    )
     assert code == 0 and out["rateLimit"] == {"requestsPerMinute": 2000, "burst": 5000}
     with platform_for(db) as platform:
         admission = platform.access.admit(org["apiKey"])
@@ -96,8 +119,9 @@ def test_set_plan_changes_the_rate_limits(run, db: str, org: dict) -> None:
 
 
 def test_set_plan_rejects_negotiated_limits_for_other_plans(run, db: str, org: dict) -> None:
-    code, out, err = run("org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "starter",
-                         "--burst", "500")
+    code, out, err = run(
+        "org", "set-plan", "--db", db, "--org", org["organizationId"], "--plan", "starter", "--burst", "500"
+    )
     assert (code, out) == (2, None)
     assert err["error"]["details"]["field"] == "burst"
     with platform_for(db) as platform:
@@ -107,14 +131,31 @@ def test_set_plan_rejects_negotiated_limits_for_other_plans(run, db: str, org: d
 def test_set_plan_for_an_unknown_organization_is_not_found(run, db: str, org: dict) -> None:
     code, _, err = run("org", "set-plan", "--db", db, "--org", "org_00000000nothere", "--plan", "free")
     assert code == 1
-    assert err == {"error": {"code": "not_found", "message": "organization org_00000000nothere not found",
-                             "details": {"resource": "organization", "id": "org_00000000nothere"}}}
+    assert err == {
+        "error": {
+            "code": "not_found",
+            "message": "organization org_00000000nothere not found",
+            "details": {"resource": "organization", "id": "org_00000000nothere"},
+        }
+    }
 
 
 def test_keys_create_list_revoke(run, db: str, org: dict) -> None:
     org_id = org["organizationId"]
-    code, created, _ = run("keys", "create", "--db", db, "--org", org_id, "--name", "CI", "--role", "Auditor",
-                           "--expires-at", "2099-01-01T00:00:00Z")
+    code, created, _ = run(
+        "keys",
+        "create",
+        "--db",
+        db,
+        "--org",
+        org_id,
+        "--name",
+        "CI",
+        "--role",
+        "Auditor",
+        "--expires-at",
+        "2099-01-01T00:00:00Z",
+    )
     assert code == 0 and set(created) == {"id", "key"}
     with platform_for(db) as platform:
         assert platform.access.admit(created["key"]).actor.role == "auditor"
@@ -124,7 +165,12 @@ def test_keys_create_list_revoke(run, db: str, org: dict) -> None:
     by_id = {k["id"]: k for k in listed}
     assert len(by_id) == 2
     ci = by_id[created["id"]]
-    assert (ci["name"], ci["role"], ci["status"], ci["expiresAt"]) == ("CI", "auditor", "active", "2099-01-01T00:00:00Z")
+    assert (ci["name"], ci["role"], ci["status"], ci["expiresAt"]) == (
+        "CI",
+        "auditor",
+        "active",
+        "2099-01-01T00:00:00Z",
+    )
     assert created["key"].startswith(ci["prefix"])
     text = json.dumps(listed)
     assert created["key"] not in text and org["apiKey"] not in text and "hash" not in text.lower()
@@ -136,12 +182,15 @@ def test_keys_create_list_revoke(run, db: str, org: dict) -> None:
     assert raised.value.code == "unauthorized"
 
 
-@pytest.mark.parametrize("argv, field", [
-    (["--role", "superuser"], "role"),
-    (["--role", "auditor", "--expires-at", "next tuesday"], "expiresAt"),
-    (["--role", "auditor", "--expires-at", "2001-01-01T00:00:00Z"], "expiresAt"),
-    (["--role", "auditor", "--name", "   "], "name"),
-])
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        (["--role", "superuser"], "role"),
+        (["--role", "auditor", "--expires-at", "next tuesday"], "expiresAt"),
+        (["--role", "auditor", "--expires-at", "2001-01-01T00:00:00Z"], "expiresAt"),
+        (["--role", "auditor", "--name", "   "], "name"),
+    ],
+)
 def test_keys_create_rejects_bad_input(run, db: str, org: dict, argv, field) -> None:
     args = ["keys", "create", "--db", db, "--org", org["organizationId"], "--name", "k", *argv]
     code, out, err = run(*args)
@@ -154,11 +203,14 @@ def test_revoking_a_missing_key_is_not_found(run, db: str, org: dict) -> None:
     assert code == 1 and err["error"]["code"] == "not_found"
 
 
-@pytest.mark.parametrize("command", [
-    ["keys", "list", "--org", "org_1"],
-    ["keys", "revoke", "--org", "org_1", "--key", "key_1"],
-    ["org", "set-plan", "--org", "org_1", "--plan", "free"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["keys", "list", "--org", "org_1"],
+        ["keys", "revoke", "--org", "org_1", "--key", "key_1"],
+        ["org", "set-plan", "--org", "org_1", "--plan", "free"],
+    ],
+)
 def test_only_init_and_serve_create_a_database(run, tmp_path: Path, command) -> None:
     missing = tmp_path / "typo.db"
     code, _, err = run(*command, "--db", str(missing))
@@ -183,14 +235,17 @@ def test_store_urls() -> None:
     assert store_url(None, {}) == "sqlite:///" + os.path.abspath("compliance.db")
 
 
-@pytest.mark.parametrize("argv, mentions", [
-    (["init", "--org-name", "x", "--rpm", "many"], "--rpm"),
-    (["keys", "create", "--org", "org_1", "--name", "x"], "--role"),
-    (["serve", "--port", "70000"], "--port"),
-    (["serve", "--workers", "0"], "--workers"),
-    (["frobnicate"], "frobnicate"),
-    ([], "COMMAND"),
-])
+@pytest.mark.parametrize(
+    "argv, mentions",
+    [
+        (["init", "--org-name", "x", "--rpm", "many"], "--rpm"),
+        (["keys", "create", "--org", "org_1", "--name", "x"], "--role"),
+        (["serve", "--port", "70000"], "--port"),
+        (["serve", "--workers", "0"], "--workers"),
+        (["frobnicate"], "frobnicate"),
+        ([], "COMMAND"),
+    ],
+)
 def test_bad_command_lines_give_a_json_error_with_the_usage(run, argv, mentions) -> None:
     code, out, err = run(*argv)
     assert (code, out) == (2, None)
@@ -211,10 +266,22 @@ COMMANDS = list(_commands(build_parser()))
 
 def test_every_command_is_covered() -> None:
     assert {" ".join(path) for path, _ in COMMANDS} == {
-        "", "init", "org", "org set-plan", "keys", "keys create", "keys list", "keys revoke", "serve", "openapi"}
+        "",
+        "init",
+        "org",
+        "org set-plan",
+        "keys",
+        "keys create",
+        "keys list",
+        "keys revoke",
+        "serve",
+        "openapi",
+    }
 
 
-@pytest.mark.parametrize("path, parser", COMMANDS, ids=lambda v: " ".join(v) or "compliance" if isinstance(v, tuple) else "")
+@pytest.mark.parametrize(
+    "path, parser", COMMANDS, ids=lambda v: " ".join(v) or "compliance" if isinstance(v, tuple) else ""
+)
 def test_help_exits_0_and_documents_every_option(capsys, path, parser) -> None:
     assert main([*path, "--help"]) == 0
     out = capsys.readouterr().out
@@ -233,13 +300,18 @@ def test_openapi_prints_the_document(run) -> None:
 
 def test_a_real_process_prints_json_and_exits_non_zero_on_errors(tmp_path: Path) -> None:
     db = tmp_path / "real.db"
-    done = subprocess.run([COMPLIANCE, "init", "--db", str(db), "--org-name", "Real"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [COMPLIANCE, "init", "--db", str(db), "--org-name", "Real"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and done.stderr == ""
     org_id = json.loads(done.stdout)["organizationId"]
 
-    failed = subprocess.run([COMPLIANCE, "keys", "create", "--db", str(db), "--org", org_id, "--name", "x",
-                             "--role", "nobody"], capture_output=True, text=True, timeout=60)
+    failed = subprocess.run(
+        [COMPLIANCE, "keys", "create", "--db", str(db), "--org", org_id, "--name", "x", "--role", "nobody"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert failed.returncode == 2 and failed.stdout == ""
     assert "Traceback" not in failed.stderr
     assert json.loads(failed.stderr)["error"]["details"]["field"] == "role"

@@ -7,7 +7,7 @@ test once per entry. A new store (PostgreSQL) joins the contract by adding one f
 from __future__ import annotations
 
 import pathlib
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 

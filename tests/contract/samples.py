@@ -34,7 +34,7 @@ from compliance_core.areas.vendors import (
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.records import Records
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T0 = dt.datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
 
 
@@ -44,8 +44,15 @@ def at(seconds: float) -> dt.datetime:
 
 def organization(id: str = "org_full", **changes: Any) -> Organization:
     return attrs.evolve(
-        Organization(id=id, name="Initech Ltd", plan=Plan.ENTERPRISE, rate_limit_rpm=1500,
-                     rate_limit_burst=4000, created_at=T0, updated_at=at(60)),
+        Organization(
+            id=id,
+            name="Initech Ltd",
+            plan=Plan.ENTERPRISE,
+            rate_limit_rpm=1500,
+            rate_limit_burst=4000,
+            created_at=T0,
+            updated_at=at(60),
+        ),
         **changes,
     )
 
@@ -55,7 +62,7 @@ def vendor(organization_id: str = "org_a", id: str = "vnd_full", **changes: Any)
         id=id,
         organization_id=organization_id,
         name="Łódź Hosting GmbH – EU",
-        description="Managed Kubernetes; 24/7 \"support\"",
+        description='Managed Kubernetes; 24/7 "support"',
         category=VendorCategory.CLOUD,
         status=VendorStatus.ASSESSED,
         inherent_probability=Likelihood.LIKELY,
@@ -88,43 +95,92 @@ def vendor(organization_id: str = "org_a", id: str = "vnd_full", **changes: Any)
 
 
 def plain_vendor(organization_id: str, id: str, created_at: dt.datetime = T0, **fields: Any) -> Vendor:
-    return Vendor(id=id, organization_id=organization_id, name=f"Vendor {id}", created_at=created_at,
-                  updated_at=created_at, **fields)
+    return Vendor(
+        id=id,
+        organization_id=organization_id,
+        name=f"Vendor {id}",
+        created_at=created_at,
+        updated_at=created_at,
+        **fields,
+    )
 
 
 def person(organization_id: str = "org_a", id: str = "mem_full", **changes: Any) -> Person:
-    full = Person(id=id, organization_id=organization_id, name="Zoë Ångström", email="zoe@example.com",
-                  role=Role.AUDITOR, department=Department.QMS, job_title="Lead Auditor", is_active=False,
-                  created_at=T0, updated_at=at(1))
+    full = Person(
+        id=id,
+        organization_id=organization_id,
+        name="Zoë Ångström",
+        email="zoe@example.com",
+        role=Role.AUDITOR,
+        department=Department.QMS,
+        job_title="Lead Auditor",
+        is_active=False,
+        created_at=T0,
+        updated_at=at(1),
+    )
     return attrs.evolve(full, **changes)
 
 
 def finding(organization_id: str = "org_a", id: str = "fnd_full", **changes: Any) -> Finding:
-    full = Finding(id=id, organization_id=organization_id, title="TLS 1.0 enabled", severity=Severity.CRITICAL,
-                   status=FindingStatus.NEEDS_REVISION, type=FindingType.PCI_DSS,
-                   source=FindingSource.PENETRATION_TEST, content="Port 443 on edge-1\nand edge-2",
-                   revision_note="Add evidence", created_by="key:key_00000001", created_at=T0,
-                   updated_at=at(30), closed_at=at(40))
+    full = Finding(
+        id=id,
+        organization_id=organization_id,
+        title="TLS 1.0 enabled",
+        severity=Severity.CRITICAL,
+        status=FindingStatus.NEEDS_REVISION,
+        type=FindingType.PCI_DSS,
+        source=FindingSource.PENETRATION_TEST,
+        content="Port 443 on edge-1\nand edge-2",
+        revision_note="Add evidence",
+        created_by="key:key_00000001",
+        created_at=T0,
+        updated_at=at(30),
+        closed_at=at(40),
+    )
     return attrs.evolve(full, **changes)
 
 
 def api_key(organization_id: str = "org_a", id: str = "key_full", **changes: Any) -> ApiKey:
-    full = ApiKey(id=id, organization_id=organization_id, name="CI pipeline", role=Role.ADMIN,
-                  prefix="comp_0123abcd", secret_hash="ab" * 32, created_at=T0, expires_at=at(86400),
-                  revoked_at=at(500), last_used_at=at(400.25), created_by="key:key_00000001")
+    full = ApiKey(
+        id=id,
+        organization_id=organization_id,
+        name="CI pipeline",
+        role=Role.ADMIN,
+        prefix="comp_0123abcd",
+        secret_hash="ab" * 32,
+        created_at=T0,
+        expires_at=at(86400),
+        revoked_at=at(500),
+        last_used_at=at(400.25),
+        created_by="key:key_00000001",
+    )
     return attrs.evolve(full, **changes)
 
 
 def outbox_message(id: str = "evt_full", **changes: Any) -> OutboxMessage:
-    full = OutboxMessage(id=id, type="finding.updated", organization_id="org_a", subject_id="fnd_1",
-                         payload={"id": id, "type": "finding.updated", "createdAt": "2026-03-04T05:06:07.891011Z",
-                                  "organizationId": "org_a",
-                                  "data": {"id": "fnd_1", "title": "Ünïcode ✓", "tags": ["a", "b"],
-                                           "score": 7.5, "open": True, "closedAt": None},
-                                  "previous": {"title": "Unicode", "score": 7}},
-                         occurred_at=T0)
+    full = OutboxMessage(
+        id=id,
+        type="finding.updated",
+        organization_id="org_a",
+        subject_id="fnd_1",
+        payload={
+            "id": id,
+            "type": "finding.updated",
+            "createdAt": "2026-03-04T05:06:07.891011Z",
+            "organizationId": "org_a",
+            "data": {
+                "id": "fnd_1",
+                "title": "Ünïcode ✓",
+                "tags": ["a", "b"],
+                "score": 7.5,
+                "open": True,
+                "closedAt": None,
+            },
+            "previous": {"title": "Unicode", "score": 7},
+        },
+        occurred_at=T0,
+    )
     return attrs.evolve(full, **changes)
-
 
 
 # -- any declared table: records synthesised from the model's field types -----------------------
@@ -172,8 +228,9 @@ def _value(hint: Any, field: attrs.Attribute, seed: str, position: int) -> Any:
     raise TypeError(f"samples.synthesize cannot make a {hint!r} for {field.name}: teach _value")
 
 
-def synthesize(model: type, organization_id: str = "org_a", id: str = "rec_full", *, seed: str | None = None,
-               **changes: Any) -> Any:
+def synthesize(
+    model: type, organization_id: str = "org_a", id: str = "rec_full", *, seed: str | None = None, **changes: Any
+) -> Any:
     """A ``model`` record with every field set to a value other than its default.
 
     ``id`` and ``organization_id`` are taken as given, ``created_at`` is ``T0`` and later
@@ -214,10 +271,14 @@ class Table:
 
     def change(self, record: Any) -> Any:
         """The record with one real change, as an update would store it."""
-        text = next(f.name for f in attrs.fields(type(record))
-                    if f.name not in ("id", "organization_id") and isinstance(getattr(record, f.name), str))
-        return attrs.evolve(record, **{text: f"Renamed {getattr(record, text)}"},
-                            updated_at=record.updated_at + dt.timedelta(seconds=1))
+        text = next(
+            f.name
+            for f in attrs.fields(type(record))
+            if f.name not in ("id", "organization_id") and isinstance(getattr(record, f.name), str)
+        )
+        return attrs.evolve(
+            record, **{text: f"Renamed {getattr(record, text)}"}, updated_at=record.updated_at + dt.timedelta(seconds=1)
+        )
 
 
 TABLES: dict[str, Table] = {records.name: Table(records) for area in AREAS for records in area.records}

@@ -55,10 +55,7 @@ def test_an_update_is_stored(store: Store) -> None:
 
 
 def test_keys_list_in_creation_order_within_the_organization(store: Store) -> None:
-    keys = [
-        samples.api_key(id=f"key_{n}", secret_hash=f"{n:064x}", created_at=samples.at(-n // 2))
-        for n in range(7)
-    ]
+    keys = [samples.api_key(id=f"key_{n}", secret_hash=f"{n:064x}", created_at=samples.at(-n // 2)) for n in range(7)]
     with store.session(write=True) as session:
         for key in keys:
             session[API_KEYS].add(key)
@@ -73,7 +70,7 @@ def test_keys_list_in_creation_order_within_the_organization(store: Store) -> No
 
 def test_record_use_counts_requests_per_utc_day_and_stamps_the_key(store: Store) -> None:
     key = samples.api_key(last_used_at=None)
-    day = dt.datetime(2026, 5, 1, 23, 59, tzinfo=dt.timezone.utc)
+    day = dt.datetime(2026, 5, 1, 23, 59, tzinfo=dt.UTC)
     with store.session(write=True) as session:
         session[API_KEYS].add(key)
         session[API_KEYS].add(samples.api_key(id="key_other", secret_hash="e" * 64))

@@ -28,7 +28,9 @@ def _add(store: Store, findings: list[Finding]) -> None:
             session[FINDINGS].add(finding)
 
 
-def _list(store: Store, organization_id: str, filters: FindingFilter, page: PageRequest | None = None) -> tuple[list[Finding], int]:
+def _list(
+    store: Store, organization_id: str, filters: FindingFilter, page: PageRequest | None = None
+) -> tuple[list[Finding], int]:
     with store.session(write=False) as session:
         items, total = session[FINDINGS].list(organization_id, filters, page or PageRequest())
     return list(items), total
@@ -36,8 +38,14 @@ def _list(store: Store, organization_id: str, filters: FindingFilter, page: Page
 
 def _plain(n: int, organization_id: str = "org_a", **fields: Any) -> Finding:
     fields.setdefault("severity", Severity.LOW)
-    return Finding(id=f"fnd_{n:03d}", organization_id=organization_id, title=f"F{n}", created_at=samples.at(n % 4),
-                   updated_at=samples.at(n), **fields)
+    return Finding(
+        id=f"fnd_{n:03d}",
+        organization_id=organization_id,
+        title=f"F{n}",
+        created_at=samples.at(n % 4),
+        updated_at=samples.at(n),
+        **fields,
+    )
 
 
 def test_a_finding_round_trips_with_every_field(store: Store) -> None:
@@ -65,13 +73,18 @@ def test_an_update_replaces_every_field(store: Store) -> None:
         assert session[FINDINGS].get("org_a", finding.id) == changed
 
 
-@pytest.mark.parametrize(("field", "wanted", "other"), [
-    ("status", FindingStatus.CLOSED, FindingStatus.OPEN),
-    ("severity", Severity.HIGH, Severity.LOW),
-    ("type", FindingType.GDPR, FindingType.SOC2),
-    ("source", FindingSource.DEVICE_AGENT, FindingSource.AUDIT),
-])
-def test_each_filter_alone_selects_exactly_the_matching_findings(store: Store, field: str, wanted: Any, other: Any) -> None:
+@pytest.mark.parametrize(
+    ("field", "wanted", "other"),
+    [
+        ("status", FindingStatus.CLOSED, FindingStatus.OPEN),
+        ("severity", Severity.HIGH, Severity.LOW),
+        ("type", FindingType.GDPR, FindingType.SOC2),
+        ("source", FindingSource.DEVICE_AGENT, FindingSource.AUDIT),
+    ],
+)
+def test_each_filter_alone_selects_exactly_the_matching_findings(
+    store: Store, field: str, wanted: Any, other: Any
+) -> None:
     findings = [_plain(n, **{field: wanted if n % 3 == 1 else other}) for n in range(9)]
     _add(store, findings + [_plain(99, "org_b", **{field: wanted})])
     expected = sorted((f for f in findings if getattr(f, field) == wanted), key=lambda f: (f.created_at, f.id))
@@ -80,10 +93,13 @@ def test_each_filter_alone_selects_exactly_the_matching_findings(store: Store, f
 
 def test_filters_combine_with_and_and_pages_cover_every_match_once(store: Store) -> None:
     findings = [
-        _plain(n, status=[FindingStatus.OPEN, FindingStatus.CLOSED][n % 2],
-               severity=[Severity.HIGH, Severity.LOW, Severity.CRITICAL][n % 3],
-               type=[FindingType.GDPR, FindingType.ISO27001][n % 5 % 2],
-               source=[FindingSource.AUDIT, FindingSource.INTEGRATION][n % 7 % 2])
+        _plain(
+            n,
+            status=[FindingStatus.OPEN, FindingStatus.CLOSED][n % 2],
+            severity=[Severity.HIGH, Severity.LOW, Severity.CRITICAL][n % 3],
+            type=[FindingType.GDPR, FindingType.ISO27001][n % 5 % 2],
+            source=[FindingSource.AUDIT, FindingSource.INTEGRATION][n % 7 % 2],
+        )
         for n in range(40)
     ]
     _add(store, findings)

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 import pytest
@@ -27,9 +28,15 @@ RESULTS: dict[str, Callable[[], Any]] = {
 
 
 def _record(result: Any, **changes: Any) -> IdempotencyRecord:
-    record = IdempotencyRecord(organization_id="org_a", principal="key:key_1", key="abc-123",
-                               operation="vendors.create", fingerprint="f" * 64, result=result,
-                               created_at=samples.T0)
+    record = IdempotencyRecord(
+        organization_id="org_a",
+        principal="key:key_1",
+        key="abc-123",
+        operation="vendors.create",
+        fingerprint="f" * 64,
+        result=result,
+        created_at=samples.T0,
+    )
     return attrs.evolve(record, **changes)
 
 

@@ -64,9 +64,11 @@ def _open(path: pathlib.Path, **options: Any) -> SqliteStore:
 
 # Fresh and upgraded files
 
+
 @pytest.mark.parametrize("done", range(len(NAMES) + 1))
 def test_a_file_upgraded_after_any_migration_ends_with_the_schema_of_a_fresh_one(
-        tmp_path: pathlib.Path, done: int) -> None:
+    tmp_path: pathlib.Path, done: int
+) -> None:
     fresh, upgraded = tmp_path / "fresh.db", tmp_path / "upgraded.db"
     _open(fresh).close()
     _migrate_until(upgraded, done)
@@ -83,16 +85,23 @@ def test_rows_from_before_the_counters_are_counted_after_the_upgrade(tmp_path: p
     vendors = Mapper(Vendor, "vendors", make_converter(), ("organization_id", "id"))
     conn = sqlite3.connect(path)
     with conn:
-        for organization_id, vendor_id, archived in [("org_a", "vnd_1", False), ("org_a", "vnd_2", False),
-                                                     ("org_a", "vnd_3", True), ("org_b", "vnd_4", False)]:
+        for organization_id, vendor_id, archived in [
+            ("org_a", "vnd_1", False),
+            ("org_a", "vnd_2", False),
+            ("org_a", "vnd_3", True),
+            ("org_b", "vnd_4", False),
+        ]:
             vendor = samples.plain_vendor(organization_id, vendor_id, archived=archived)
             conn.execute(vendors.insert_sql, vendors.to_row(vendor))
     conn.close()
     store = _open(path)
     try:
         with store.session(write=False) as session:
-            totals = {(org, archived): session[VENDORS].list(org, VendorFilter(archived=archived), PageRequest())[1]
-                      for org in ("org_a", "org_b") for archived in (False, True)}
+            totals = {
+                (org, archived): session[VENDORS].list(org, VendorFilter(archived=archived), PageRequest())[1]
+                for org in ("org_a", "org_b")
+                for archived in (False, True)
+            }
         assert totals == {("org_a", False): 2, ("org_a", True): 1, ("org_b", False): 1, ("org_b", True): 0}
     finally:
         store.close()
@@ -101,7 +110,7 @@ def test_rows_from_before_the_counters_are_counted_after_the_upgrade(tmp_path: p
 def test_every_migration_file_is_listed_once_in_order() -> None:
     files = sorted(path.stem for path in MIGRATIONS_DIR.glob("m[0-9]*.py"))
     assert [f"m{name}" for name in NAMES] == files
-    assert NAMES == sorted(NAMES) and len(set(NAMES)) == len(NAMES)
+    assert sorted(NAMES) == NAMES and len(set(NAMES)) == len(NAMES)
     assert [int(name[:4]) for name in NAMES] == list(range(1, len(NAMES) + 1))
 
 
@@ -117,6 +126,7 @@ def test_a_migration_imports_nothing_that_could_change_under_it(name: str) -> No
 
 # The start-up check
 
+
 @pytest.fixture
 def migrated(tmp_path: pathlib.Path) -> pathlib.Path:
     path = tmp_path / "migrated.db"
@@ -124,18 +134,22 @@ def migrated(tmp_path: pathlib.Path) -> pathlib.Path:
     return path
 
 
-@pytest.mark.parametrize("statement, named", [
-    ("DROP INDEX vendors_by_country", "vendors_by_country"),
-    ("DROP INDEX vendors_list", "vendors_list"),
-    ("DROP INDEX people_by_role", "people_by_role"),
-    ("DROP TRIGGER people_revision_move", "people_revision_move"),
-    ("DROP TRIGGER findings_count_delete", "findings_count_delete"),
-    ("DROP TRIGGER vendors_count_update", "vendors_count_update"),
-    ("ALTER TABLE findings DROP COLUMN closed_at", "closed_at"),
-    ("DROP TABLE outbox", "outbox"),
-])
+@pytest.mark.parametrize(
+    "statement, named",
+    [
+        ("DROP INDEX vendors_by_country", "vendors_by_country"),
+        ("DROP INDEX vendors_list", "vendors_list"),
+        ("DROP INDEX people_by_role", "people_by_role"),
+        ("DROP TRIGGER people_revision_move", "people_revision_move"),
+        ("DROP TRIGGER findings_count_delete", "findings_count_delete"),
+        ("DROP TRIGGER vendors_count_update", "vendors_count_update"),
+        ("ALTER TABLE findings DROP COLUMN closed_at", "closed_at"),
+        ("DROP TABLE outbox", "outbox"),
+    ],
+)
 def test_a_file_missing_an_index_trigger_column_or_table_is_refused_naming_it(
-        migrated: pathlib.Path, statement: str, named: str) -> None:
+    migrated: pathlib.Path, statement: str, named: str
+) -> None:
     conn = sqlite3.connect(migrated)
     conn.execute(statement)
     conn.commit()
@@ -157,6 +171,7 @@ def test_an_index_on_the_wrong_columns_is_refused(migrated: pathlib.Path) -> Non
 
 # A new area: its declaration, its migration through the helper, and the check between them
 
+
 @attrs.frozen(kw_only=True)
 class Gadget:
     id: str
@@ -174,15 +189,26 @@ class GadgetFilter:
 
 
 GADGETS: Records[Gadget, GadgetFilter] = Records(
-    "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived")
+    "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived"
+)
 WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(GADGETS,)))
 
 
 def _gadgets_migration(db: Database) -> None:
-    create_records_table(db, "gadgets", {
-        "id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL", "kind": "TEXT NOT NULL",
-        "order": "INTEGER NOT NULL", "archived": "INTEGER NOT NULL DEFAULT 0", "created_at": "TEXT NOT NULL",
-    }, filters=("kind",), partition="archived")
+    create_records_table(
+        db,
+        "gadgets",
+        {
+            "id": "TEXT NOT NULL",
+            "organization_id": "TEXT NOT NULL",
+            "kind": "TEXT NOT NULL",
+            "order": "INTEGER NOT NULL",
+            "archived": "INTEGER NOT NULL DEFAULT 0",
+            "created_at": "TEXT NOT NULL",
+        },
+        filters=("kind",),
+        partition="archived",
+    )
 
 
 def test_an_area_without_its_migration_is_refused(migrated: pathlib.Path) -> None:
@@ -204,10 +230,12 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(migrated: path
     def state() -> tuple[int, int, int, int]:
         with store.session(write=False) as session:
             gadgets = session[GADGETS]
-            return (gadgets.list("org_a", GadgetFilter(), PageRequest())[1],
-                    gadgets.list("org_a", GadgetFilter(archived=True), PageRequest())[1],
-                    gadgets.list("org_a", GadgetFilter(kind="lamp"), PageRequest())[1],
-                    gadgets.revision("org_a"))
+            return (
+                gadgets.list("org_a", GadgetFilter(), PageRequest())[1],
+                gadgets.list("org_a", GadgetFilter(archived=True), PageRequest())[1],
+                gadgets.list("org_a", GadgetFilter(kind="lamp"), PageRequest())[1],
+                gadgets.revision("org_a"),
+            )
 
     try:
         with store.session(write=True) as session:
@@ -233,9 +261,18 @@ def test_the_helper_refuses_a_table_the_store_could_not_read(migrated: pathlib.P
         with pytest.raises(ValueError, match="created_at"):
             create_records_table(db, "gizmos", {"id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL"})
         with pytest.raises(ValueError, match="partition"):
-            create_records_table(db, "gizmos", {
-                "id": "TEXT", "organization_id": "TEXT", "archived": "INTEGER", "created_at": "TEXT",
-            }, filters=("archived",), partition="archived")
+            create_records_table(
+                db,
+                "gizmos",
+                {
+                    "id": "TEXT",
+                    "organization_id": "TEXT",
+                    "archived": "INTEGER",
+                    "created_at": "TEXT",
+                },
+                filters=("archived",),
+                partition="archived",
+            )
         with pytest.raises(ValueError, match="plain"):
             create_records_table(db, "gizmos; DROP TABLE vendors", {})
     finally:
@@ -243,6 +280,7 @@ def test_the_helper_refuses_a_table_the_store_could_not_read(migrated: pathlib.P
 
 
 # Deletes through the generic repository
+
 
 @pytest.mark.parametrize("table", sorted(samples.TABLES))
 def test_a_delete_keeps_the_count_and_the_revision_right(migrated: pathlib.Path, table: str) -> None:

@@ -20,8 +20,14 @@ def test_an_organization_round_trips_with_every_field(store: Store) -> None:
 
 def test_an_update_replaces_the_stored_organization(store: Store) -> None:
     organization = samples.organization()
-    changed = attrs.evolve(organization, name="Initrode", plan=Plan.FREE, rate_limit_rpm=None,
-                           rate_limit_burst=None, updated_at=samples.at(99))
+    changed = attrs.evolve(
+        organization,
+        name="Initrode",
+        plan=Plan.FREE,
+        rate_limit_rpm=None,
+        rate_limit_burst=None,
+        updated_at=samples.at(99),
+    )
     with store.session(write=True) as session:
         session[ORGANIZATIONS].add(organization)
     with store.session(write=True) as session:

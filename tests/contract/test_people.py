@@ -27,15 +27,24 @@ def _add(store: Store, people: list[Person]) -> None:
             session[PEOPLE].add(person)
 
 
-def _list(store: Store, organization_id: str, filters: PersonFilter, page: PageRequest | None = None) -> tuple[list[Person], int]:
+def _list(
+    store: Store, organization_id: str, filters: PersonFilter, page: PageRequest | None = None
+) -> tuple[list[Person], int]:
     with store.session(write=False) as session:
         items, total = session[PEOPLE].list(organization_id, filters, page or PageRequest())
     return list(items), total
 
 
 def _plain(organization_id: str, n: int, **fields: Any) -> Person:
-    return Person(id=f"mem_{n}", organization_id=organization_id, name=f"P{n}", email=f"p{n}@example.com",
-                  created_at=samples.at(n), updated_at=samples.at(n), **fields)
+    return Person(
+        id=f"mem_{n}",
+        organization_id=organization_id,
+        name=f"P{n}",
+        email=f"p{n}@example.com",
+        created_at=samples.at(n),
+        updated_at=samples.at(n),
+        **fields,
+    )
 
 
 def test_a_person_round_trips_with_every_field(store: Store) -> None:
@@ -78,7 +87,9 @@ def test_changing_to_a_taken_email_is_a_conflict_and_a_freed_email_can_be_reused
     with store.session(write=False) as session:
         assert session[PEOPLE].get("org_a", first.id) == moved
         assert session[EMAILS].find_emails("org_a", [first.email, "new@example.com", "nobody@example.com"]) == {
-            first.email, "new@example.com"}
+            first.email,
+            "new@example.com",
+        }
 
 
 def test_find_emails_handles_many_addresses(store: Store) -> None:
@@ -88,12 +99,17 @@ def test_find_emails_handles_many_addresses(store: Store) -> None:
         assert session[EMAILS].find_emails("org_a", asked) == {f"p{n}@example.com" for n in range(0, 1200, 100)}
 
 
-@pytest.mark.parametrize(("field", "wanted", "other"), [
-    ("role", Role.ADMIN, Role.EMPLOYEE),
-    ("department", Department.IT, Department.NONE),
-    ("is_active", False, True),
-])
-def test_each_filter_alone_selects_exactly_the_matching_people(store: Store, field: str, wanted: Any, other: Any) -> None:
+@pytest.mark.parametrize(
+    ("field", "wanted", "other"),
+    [
+        ("role", Role.ADMIN, Role.EMPLOYEE),
+        ("department", Department.IT, Department.NONE),
+        ("is_active", False, True),
+    ],
+)
+def test_each_filter_alone_selects_exactly_the_matching_people(
+    store: Store, field: str, wanted: Any, other: Any
+) -> None:
     people = [_plain("org_a", n, **{field: wanted if n % 2 else other}) for n in range(6)]
     _add(store, people)
     assert _list(store, "org_a", PersonFilter(**{field: wanted})) == ([people[1], people[3], people[5]], 3)
@@ -115,8 +131,9 @@ def test_the_service_keeps_emails_unique(platform: Platform, owner: Any) -> None
     with pytest.raises(Conflict):
         platform.people.create(owner, NewPerson(name="Ada again", email="ADA@example.com"))
     with pytest.raises(Conflict):
-        platform.people.bulk_create(owner, [{"name": "B", "email": "b@example.com"},
-                                            {"name": "A", "email": "ada@example.com"}])
+        platform.people.bulk_create(
+            owner, [{"name": "B", "email": "b@example.com"}, {"name": "A", "email": "ada@example.com"}]
+        )
     assert platform.people.list(owner).items == (created,)
     updated = platform.people.update(owner, created.id, PersonPatch(job_title="CTO"))
     assert platform.people.get(owner, created.id) == updated

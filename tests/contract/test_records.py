@@ -143,8 +143,9 @@ def _strategies(table: Table) -> tuple[st.SearchStrategy[dict[str, Any]], st.Sea
         assert len([v for v in values if v is not None]) >= 2, f"{table.name}.{field.name}: no values to filter"
         nullable = type(None) in typing.get_args(model_hints[field.name])
         record_fields[field.name] = st.sampled_from([v for v in values if v is not None or nullable])
-        filter_fields[field.name] = st.sampled_from(values if field.name == table.records.partition
-                                                    else [None, *values])
+        filter_fields[field.name] = st.sampled_from(
+            values if field.name == table.records.partition else [None, *values]
+        )
     return st.fixed_dictionaries(record_fields), st.fixed_dictionaries(filter_fields)
 
 
@@ -154,19 +155,31 @@ def organization_numbers() -> itertools.count:
 
 
 @pytest.mark.parametrize("table", [t for t in TABLES if t.records.filters is not None], ids=lambda t: t.name)
-def test_pages_equal_pythons_and_of_the_filters(store: Store, table: Table, organization_numbers: itertools.count) -> None:
+def test_pages_equal_pythons_and_of_the_filters(
+    store: Store, table: Table, organization_numbers: itertools.count
+) -> None:
     rows, chosen = _strategies(table)
 
     @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(specs=st.lists(st.tuples(rows, st.integers(0, 3)), max_size=20), wanted=chosen,
-           per_page=st.integers(1, 6), ids=st.randoms(use_true_random=False))
+    @given(
+        specs=st.lists(st.tuples(rows, st.integers(0, 3)), max_size=20),
+        wanted=chosen,
+        per_page=st.integers(1, 6),
+        ids=st.randoms(use_true_random=False),
+    )
     def check(specs: list[tuple[dict[str, Any], int]], wanted: dict[str, Any], per_page: int, ids: Any) -> None:
         # One database for every example: each example gets a new organization.
         organization_id = f"org_{next(organization_numbers):05d}"
         numbers = ids.sample(range(10_000), len(specs))
-        records = [table.make(organization_id, f"{table.records.prefix}_{number:05d}",
-                              created_at=samples.T0 + dt.timedelta(minutes=minute), **fields)
-                   for number, (fields, minute) in zip(numbers, specs)]
+        records = [
+            table.make(
+                organization_id,
+                f"{table.records.prefix}_{number:05d}",
+                created_at=samples.T0 + dt.timedelta(minutes=minute),
+                **fields,
+            )
+            for number, (fields, minute) in zip(numbers, specs)
+        ]
         with store.session(write=True) as session:
             for record in records:
                 session[table.records].add(record)
@@ -175,8 +188,9 @@ def test_pages_equal_pythons_and_of_the_filters(store: Store, table: Table, orga
         seen: list[Any] = []
         for page in itertools.count(1):
             with store.session(write=False) as session:
-                items, total = session[table.records].list(organization_id, filters,
-                                                            PageRequest(page=page, per_page=per_page))
+                items, total = session[table.records].list(
+                    organization_id, filters, PageRequest(page=page, per_page=per_page)
+                )
             assert total == len(expected)
             seen.extend(items)
             if page >= max(1, -(-total // per_page)):

@@ -119,8 +119,11 @@ def test_a_rolled_back_write_leaves_the_revision(store: Store, table: Table) -> 
 def test_services_move_the_revision_their_lists_depend_on(platform: Platform, owner: Actor) -> None:
     def revisions() -> tuple[int, int, int]:
         with platform.store.session(write=False) as session:
-            return (session[VENDORS].revision(owner.organization_id), session[PEOPLE].revision(owner.organization_id),
-                    session[FINDINGS].revision(owner.organization_id))
+            return (
+                session[VENDORS].revision(owner.organization_id),
+                session[PEOPLE].revision(owner.organization_id),
+                session[FINDINGS].revision(owner.organization_id),
+            )
 
     start = revisions()
     platform.vendors.create(owner, NewVendor(name="Acme Hosting"))
@@ -130,5 +133,8 @@ def test_services_move_the_revision_their_lists_depend_on(platform: Platform, ow
     platform.findings.create(owner, NewFinding(title="Open S3 bucket", severity="high"))
     after_finding = revisions()
     assert after_vendor[0] > start[0] and after_vendor[1:] == start[1:]
-    assert after_person[1] > after_vendor[1] and (after_person[0], after_person[2]) == (after_vendor[0], after_vendor[2])
+    assert after_person[1] > after_vendor[1] and (after_person[0], after_person[2]) == (
+        after_vendor[0],
+        after_vendor[2],
+    )
     assert after_finding[2] > after_person[2] and after_finding[:2] == after_person[:2]

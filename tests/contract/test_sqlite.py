@@ -61,7 +61,10 @@ def test_the_entry_point_opens_the_sqlite_store(url: str) -> None:
 
 def test_health_reports_the_file_wal_mode_and_schema_version(sqlite_store: SqliteStore) -> None:
     assert sqlite_store.health() == {
-        "backend": "sqlite", "status": "ok", "path": sqlite_store.path, "journalMode": "wal",
+        "backend": "sqlite",
+        "status": "ok",
+        "path": sqlite_store.path,
+        "journalMode": "wal",
         "schemaVersion": len(_applied(sqlite_store.path)),
     }
     sqlite_store.close()
@@ -89,7 +92,7 @@ def test_stores_opening_a_new_file_at_once_migrate_it_once(url: str) -> None:
     def open_one() -> None:
         try:
             stores.append(SqliteStore(url))
-        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=open_one) for _ in range(4)]
@@ -112,7 +115,7 @@ def test_two_threads_writing_at_once_both_commit(sqlite_store: SqliteStore) -> N
         try:
             for n in range(20):
                 platform.vendors.create(owner, NewVendor(name=f"{name}{n}"))
-        except BaseException as error:  # noqa: BLE001
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=write, args=(name,)) for name in ("a", "b")]
@@ -175,17 +178,24 @@ def test_a_memory_url_uses_a_private_file_removed_on_close() -> None:
     assert not os.path.exists(store.path)
 
 
-def test_a_relative_path_is_relative_to_the_working_directory(tmp_path: pathlib.Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_relative_path_is_relative_to_the_working_directory(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     store = SqliteStore("sqlite:///data.db")
     store.close()
     assert (tmp_path / "data.db").exists()
 
 
-@pytest.mark.parametrize("bad", [
-    "postgresql://localhost/db", "sqlite://host/file.db", "sqlite:///", "sqlite:///file.db?mode=ro",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "postgresql://localhost/db",
+        "sqlite://host/file.db",
+        "sqlite:///",
+        "sqlite:///file.db?mode=ro",
+    ],
+)
 def test_a_malformed_url_is_a_validation_error_naming_it(bad: str) -> None:
     with pytest.raises(ValidationError) as raised:
         SqliteStore(bad)
@@ -219,14 +229,23 @@ def test_sessions_after_close_are_refused(sqlite_store: SqliteStore) -> None:
 
 
 def test_only_core_types_are_stored_as_idempotency_results(sqlite_store: SqliteStore) -> None:
-    record = IdempotencyRecord(organization_id="org_a", principal="p", key="k", operation="op", fingerprint="f",
-                               result=object(), created_at=samples.T0)
+    record = IdempotencyRecord(
+        organization_id="org_a",
+        principal="p",
+        key="k",
+        operation="op",
+        fingerprint="f",
+        result=object(),
+        created_at=samples.T0,
+    )
     with pytest.raises(TypeError):
         with sqlite_store.session(write=True) as session:
             session[IDEMPOTENCY].put(record)
     conn = sqlite3.connect(sqlite_store.path)
-    conn.execute("INSERT INTO idempotency VALUES ('org_a', 'p', 'k', 'op', 'f', ?, ?)",
-                 ('{"type":"os:system","value":"echo"}', samples.T0.isoformat()))
+    conn.execute(
+        "INSERT INTO idempotency VALUES ('org_a', 'p', 'k', 'op', 'f', ?, ?)",
+        ('{"type":"os:system","value":"echo"}', samples.T0.isoformat()),
+    )
     conn.commit()
     conn.close()
     with pytest.raises(ValueError):
@@ -234,13 +253,18 @@ def test_only_core_types_are_stored_as_idempotency_results(sqlite_store: SqliteS
             session[IDEMPOTENCY].get("org_a", "p", "k")
 
 
-def test_a_result_stored_before_core_was_split_into_kernel_and_areas_still_loads(
-        sqlite_store: SqliteStore) -> None:
+def test_a_result_stored_before_core_was_split_into_kernel_and_areas_still_loads(sqlite_store: SqliteStore) -> None:
     """Idempotency records live a day, so some written by the previous release are read by this
     one: their type paths name core modules where they were then."""
-    record = IdempotencyRecord(organization_id="org_a", principal="p", key="k", operation="vendors.create",
-                               fingerprint="f", result=(samples.vendor(), samples.vendor().status),
-                               created_at=samples.T0)
+    record = IdempotencyRecord(
+        organization_id="org_a",
+        principal="p",
+        key="k",
+        operation="vendors.create",
+        fingerprint="f",
+        result=(samples.vendor(), samples.vendor().status),
+        created_at=samples.T0,
+    )
     with sqlite_store.session(write=True) as session:
         session[IDEMPOTENCY].put(record)
     conn = sqlite3.connect(sqlite_store.path)
@@ -279,6 +303,7 @@ def test_a_path_that_needs_quoting_in_a_uri_still_opens_for_reading(tmp_path: pa
 # Revisions: the triggers also cover what the repositories never do (move between organizations)
 # and writes made outside the store.
 
+
 def _revisions(store: SqliteStore, records: Records[Any, Any]) -> dict[str, int]:
     with store.session(write=False) as session:
         repository = session[records]
@@ -287,7 +312,8 @@ def _revisions(store: SqliteStore, records: Records[Any, Any]) -> dict[str, int]
 
 @pytest.mark.parametrize("table", sorted(samples.TABLES))
 def test_deleting_a_row_or_moving_it_to_another_organization_moves_the_revisions(
-        sqlite_store: SqliteStore, table: str) -> None:
+    sqlite_store: SqliteStore, table: str
+) -> None:
     sample = samples.TABLES[table]
     made = sample.make()
     with sqlite_store.session(write=True) as session:
@@ -345,7 +371,7 @@ def test_a_writer_waits_for_the_lock_file_instead_of_failing_at_the_busy_timeout
             with store.session(write=True) as session:
                 session[VENDORS].add(samples.vendor())
             outcome.put(None)
-        except BaseException as error:  # noqa: BLE001 - reported below
+        except BaseException as error:
             outcome.put(error)
 
     holder = os.open(lock_path(store.path), os.O_RDWR)
@@ -413,7 +439,7 @@ def _admit_from_threads(url: str, secret: str, results: Any) -> None:
             for _ in range(ADMISSIONS):
                 try:
                     platform.access.admit(secret)
-                except Exception as error:  # noqa: BLE001 - counted by the parent
+                except Exception as error:
                     errors.append(repr(error))
 
         threads = [threading.Thread(target=admit) for _ in range(ADMITTING_THREADS)]
@@ -432,8 +458,10 @@ def test_admissions_from_several_processes_and_threads_all_commit_and_add_up(url
         boot = platform.bootstrap("Acme", "enterprise", rpm=burst, burst=burst)
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    children = [context.Process(target=_admit_from_threads, args=(url, boot.owner_key.secret, results))
-                for _ in range(ADMITTING_PROCESSES)]
+    children = [
+        context.Process(target=_admit_from_threads, args=(url, boot.owner_key.secret, results))
+        for _ in range(ADMITTING_PROCESSES)
+    ]
     for child in children:
         child.start()
     errors = [results.get(timeout=120) for _ in children]
@@ -459,7 +487,7 @@ def _write_through_the_inherited_store(store: SqliteStore, go: Any, results: Any
         with store.session(write=True) as session:
             session[PEOPLE].add(samples.person())
         results.put("committed")
-    except BaseException as error:  # noqa: BLE001 - reported to the parent
+    except BaseException as error:
         results.put(repr(error))
 
 

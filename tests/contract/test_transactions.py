@@ -30,8 +30,17 @@ def _write_everything(session: Any) -> None:
     session[VENDORS].add(samples.vendor())
     session[PEOPLE].add(samples.person())
     session[FINDINGS].add(samples.finding())
-    session[IDEMPOTENCY].put(IdempotencyRecord(organization_id="org_a", principal="p", key="k", operation="op",
-                                              fingerprint="f", result=None, created_at=samples.T0))
+    session[IDEMPOTENCY].put(
+        IdempotencyRecord(
+            organization_id="org_a",
+            principal="p",
+            key="k",
+            operation="op",
+            fingerprint="f",
+            result=None,
+            created_at=samples.T0,
+        )
+    )
     session[RATE_LIMITS].put("key_full", Bucket(tokens=3.0, updated_at=samples.T0))
     session[OUTBOX].add(samples.outbox_message())
 

@@ -113,8 +113,10 @@ def test_filters_combine_with_and(store: Store) -> None:
 
 def test_archived_vendors_leave_the_register_and_form_the_archive(store: Store) -> None:
     live = [samples.plain_vendor("org_a", f"vnd_live{n}", samples.at(n)) for n in range(3)]
-    gone = [samples.plain_vendor("org_a", f"vnd_gone{n}", samples.at(n), archived=True, archived_at=samples.at(9))
-            for n in range(2)]
+    gone = [
+        samples.plain_vendor("org_a", f"vnd_gone{n}", samples.at(n), archived=True, archived_at=samples.at(9))
+        for n in range(2)
+    ]
     _add(store, live + gone)
     assert _list(store, "org_a", VendorFilter(), PageRequest()) == (live, 3)
     assert _list(store, "org_a", VendorFilter(archived=True), PageRequest()) == (gone, 2)
@@ -144,8 +146,10 @@ def test_pages_follow_created_at_then_id(store: Store) -> None:
 
 
 def test_the_service_lists_what_it_created(platform: Platform, owner: Any, outsider: Any) -> None:
-    created = [platform.vendors.create(owner, NewVendor(name=f"V{n}", criticality="critical" if n % 2 else "standard"))
-               for n in range(5)]
+    created = [
+        platform.vendors.create(owner, NewVendor(name=f"V{n}", criticality="critical" if n % 2 else "standard"))
+        for n in range(5)
+    ]
     platform.vendors.create(outsider, NewVendor(name="elsewhere"))
     page = platform.vendors.list(owner, VendorFilter(criticality="critical"), PageRequest(per_page=1, page=2))
     assert (page.items, page.total, page.total_pages) == ((created[3],), 2, 2)
@@ -164,8 +168,10 @@ _FILTER_CHOICES: dict[str, list[Any]] = {
     "status": [None, VendorStatus.ASSESSED, VendorStatus.NOT_ASSESSED],
     "assignee_id": [None, "mem_1", "mem_2"],
 }
-_FIELD_CHOICES = {name: [v for v in values if v is not None] + (
-    [None] if name in ("country", "dpa_status", "assignee_id") else []) for name, values in _FILTER_CHOICES.items()}
+_FIELD_CHOICES = {
+    name: [v for v in values if v is not None] + ([None] if name in ("country", "dpa_status", "assignee_id") else [])
+    for name, values in _FILTER_CHOICES.items()
+}
 
 _vendor_fields = st.fixed_dictionaries(
     {name: st.sampled_from(values) for name, values in _FIELD_CHOICES.items()}
@@ -182,11 +188,20 @@ def organization_numbers() -> itertools.count:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=st.lists(_vendor_fields, max_size=30), filters=_filters, per_page=st.integers(1, 7),
-       ids=st.randoms(use_true_random=False))
-def test_pages_equal_pythons_and_of_the_filters(store: Store, organization_numbers: itertools.count,
-                                                specs: list[dict[str, Any]], filters: dict[str, Any],
-                                                per_page: int, ids: Any) -> None:
+@given(
+    specs=st.lists(_vendor_fields, max_size=30),
+    filters=_filters,
+    per_page=st.integers(1, 7),
+    ids=st.randoms(use_true_random=False),
+)
+def test_pages_equal_pythons_and_of_the_filters(
+    store: Store,
+    organization_numbers: itertools.count,
+    specs: list[dict[str, Any]],
+    filters: dict[str, Any],
+    per_page: int,
+    ids: Any,
+) -> None:
     # One database for the whole test: each example (and each replay) gets a new organization.
     organization_id = f"org_{next(organization_numbers):05d}"
     numbers = ids.sample(range(10_000), len(specs))

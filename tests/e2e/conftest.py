@@ -31,8 +31,9 @@ def serve() -> Iterator[Callable[..., ServerProcess]]:
 
 
 @pytest.fixture(scope="session")
-def harnesses(tmp_path_factory: pytest.TempPathFactory, serve: Callable[..., ServerProcess]
-              ) -> Iterator[Callable[[str], Harness]]:
+def harnesses(
+    tmp_path_factory: pytest.TempPathFactory, serve: Callable[..., ServerProcess]
+) -> Iterator[Callable[[str], Harness]]:
     """Built on first use, so `-k local` starts no server."""
     built: dict[str, Harness] = {}
     opened: list[Platform] = []
@@ -54,8 +55,9 @@ def harnesses(tmp_path_factory: pytest.TempPathFactory, serve: Callable[..., Ser
             db = tmp_path_factory.mktemp("server") / "e2e.db"
             server = serve(db, workers=2)
             platform = Platform.open(f"sqlite:///{db}")
-            built[kind] = Harness(kind, platform, client_for=lambda secret: Client(HTTPTransport(server.url, secret)),
-                                  server=server)
+            built[kind] = Harness(
+                kind, platform, client_for=lambda secret: Client(HTTPTransport(server.url, secret)), server=server
+            )
         opened.append(built[kind].platform)
         return built[kind]
 

@@ -46,8 +46,9 @@ class Context:
         self.transcript.append((label, value))
         return value
 
-    def fails(self, label: str, error_class: type[Exception], call: Callable[..., Any], *args: Any,
-              **kwargs: Any) -> Any:
+    def fails(
+        self, label: str, error_class: type[Exception], call: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> Any:
         """Assert ``call`` raises exactly ``error_class``, record the error, return it."""
         with pytest.raises(error_class) as raised:
             call(*args, **kwargs)
@@ -71,14 +72,20 @@ class Harness:
 
     def context(self, plan: Plan = Plan.PROFESSIONAL) -> Context:
         boot = self.platform.bootstrap("E2E Org", plan)
-        return Context(kind=self.kind, client=self.connect(boot.owner_key), organization_id=boot.organization.id,
-                       owner_key=boot.owner_key, connect=self.connect)
+        return Context(
+            kind=self.kind,
+            client=self.connect(boot.owner_key),
+            organization_id=boot.organization.id,
+            owner_key=boot.owner_key,
+            connect=self.connect,
+        )
 
     def connect(self, issued: IssuedKey) -> Client:
         if self.kind == "local":
             key = issued.key
-            return Client(LocalTransport(self.platform, Actor(organization_id=key.organization_id, role=key.role,
-                                                              key_id=key.id)))
+            return Client(
+                LocalTransport(self.platform, Actor(organization_id=key.organization_id, role=key.role, key_id=key.id))
+            )
         assert issued.secret is not None
         return self.client_for(issued.secret)
 
@@ -121,10 +128,13 @@ class ServerProcess:
 def start_server(db: Path | str, *, workers: int = 2, env: dict[str, str] | None = None) -> ServerProcess:
     """`compliance serve` on a free port (``--port 0``; the URL is read from its output), once
     /v1/health answers."""
-    errors = tempfile.TemporaryFile("w+")
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by ServerProcess.stop)
     process = subprocess.Popen(
         [COMPLIANCE, "serve", "--db", str(db), "--port", "0", "--workers", str(workers), "--threads", "4"],
-        stdout=subprocess.PIPE, stderr=errors, text=True, env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
     assert process.stdout is not None
     lines: list[str] = []
@@ -143,5 +153,3 @@ def start_server(db: Path | str, *, workers: int = 2, env: dict[str, str] | None
         assert time.monotonic() < deadline, "no /v1/health"
         time.sleep(0.05)
     return ServerProcess(process=process, url=url, startup="".join(lines), errors=errors)
-
-

@@ -14,8 +14,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run_example(name: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
+    )
 
 
 def test_in_process_example() -> None:
@@ -45,6 +46,7 @@ def test_over_http_example_against_a_real_server(serve, tmp_path: Path) -> None:
 
 def test_over_http_example_asks_for_a_key() -> None:
     env = {k: v for k, v in os.environ.items() if k != "COMPLIANCE_API_KEY"}
-    done = subprocess.run([sys.executable, str(EXAMPLES / "over_http.py")], capture_output=True, text=True,
-                          timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "over_http.py")], capture_output=True, text=True, timeout=120, env=env
+    )
     assert done.returncode == 2 and "COMPLIANCE_API_KEY" in done.stderr

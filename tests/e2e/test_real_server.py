@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from compliance_core.areas.organizations import Plan
-
 from e2e_support import start_server
 
 pytestmark = pytest.mark.slow
@@ -28,8 +27,9 @@ def test_rate_limits_hold_across_two_worker_processes(harnesses) -> None:
 
     def call(_: int) -> httpx.Response:
         # a new connection per request, so the two processes share the work
-        return httpx.get(f"{server.url}/v1/vendors", headers={"X-API-Key": boot.owner_key.secret,
-                                                              "Connection": "close"})
+        return httpx.get(
+            f"{server.url}/v1/vendors", headers={"X-API-Key": boot.owner_key.secret, "Connection": "close"}
+        )
 
     started = time.monotonic()
     with ThreadPoolExecutor(8) as pool:

@@ -28,7 +28,6 @@ from compliance_core.areas.api_keys import NewApiKey
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
-
 from e2e_support import Context, Harness
 
 # --- vendors --------------------------------------------------------------------------------
@@ -36,20 +35,44 @@ from e2e_support import Context, Harness
 
 def vendor_lifecycle(ctx: Context) -> None:
     vendors = ctx.client.vendors
-    created = ctx.record("create", vendors.create(NewVendor(
-        name="Cloud Hosting GmbH", description="Primary IaaS", category="cloud", country="DE",
-        criticality="critical", ict_service=True, processes_personal_data=True, dpa_status="signed",
-        dpa_signed_at="2025-03-01", website="https://cloud.example", inherent_probability="possible",
-        inherent_impact="moderate", residual_probability="unlikely", residual_impact="minor",
-        sub_processors=[{"name": "Backup AB", "country": "SE", "purpose_category": "data_storage"}],
-    )))
+    created = ctx.record(
+        "create",
+        vendors.create(
+            NewVendor(
+                name="Cloud Hosting GmbH",
+                description="Primary IaaS",
+                category="cloud",
+                country="DE",
+                criticality="critical",
+                ict_service=True,
+                processes_personal_data=True,
+                dpa_status="signed",
+                dpa_signed_at="2025-03-01",
+                website="https://cloud.example",
+                inherent_probability="possible",
+                inherent_impact="moderate",
+                residual_probability="unlikely",
+                residual_impact="minor",
+                sub_processors=[{"name": "Backup AB", "country": "SE", "purpose_category": "data_storage"}],
+            )
+        ),
+    )
     assert created.id.startswith("vnd_") and created.status == "not_assessed"
     assert created.sub_processors[0].purpose_category == "data_storage"
     assert ctx.record("get", vendors.get(created.id)) == created
 
-    updated = ctx.record("update", vendors.update(created.id, VendorPatch(
-        criticality="important", website=None, last_reviewed_at="2025-06-01", next_review_due="2026-06-01",
-    )))
+    updated = ctx.record(
+        "update",
+        vendors.update(
+            created.id,
+            VendorPatch(
+                criticality="important",
+                website=None,
+                last_reviewed_at="2025-06-01",
+                next_review_due="2026-06-01",
+            ),
+        ),
+    )
     assert (updated.criticality, updated.website, updated.name) == ("important", None, "Cloud Hosting GmbH")
     assert updated.updated_at >= created.updated_at
 
@@ -70,8 +93,17 @@ def vendor_filters_and_paging(ctx: Context) -> None:
         ("Alpha", dict(criticality="critical", processes_personal_data=True, country="DE", dpa_status="signed")),
         ("Bravo", dict(criticality="critical", ict_service=True, country="FR", category="cloud")),
         ("Charlie", dict(criticality="standard", processes_personal_data=True, country="DE", dpa_status="pending")),
-        ("Delta", dict(criticality="important", ict_service=True, category="cloud",
-                       processes_personal_data=True, country="US", transfer_mechanism="standard_contractual_clauses")),
+        (
+            "Delta",
+            dict(
+                criticality="important",
+                ict_service=True,
+                category="cloud",
+                processes_personal_data=True,
+                country="US",
+                transfer_mechanism="standard_contractual_clauses",
+            ),
+        ),
         ("Echo", dict(criticality="standard")),
     ]
     for name, fields in rows:
@@ -109,39 +141,56 @@ def vendor_filters_and_paging(ctx: Context) -> None:
 
 def people_single_and_bulk(ctx: Context) -> None:
     people = ctx.client.people
-    ada = ctx.record("create", people.create(NewPerson(name="Ada Lovelace", email="Ada@Example.com",
-                                                       role="admin", department="it")))
+    ada = ctx.record(
+        "create", people.create(NewPerson(name="Ada Lovelace", email="Ada@Example.com", role="admin", department="it"))
+    )
     assert (ada.email, ada.role, ada.department) == ("ada@example.com", "admin", "it")
     assert ctx.record("get", people.get(ada.id)) == ada
 
     conflict = ctx.fails("same e-mail", Conflict, people.create, NewPerson(name="Other", email="ada@example.com"))
     assert conflict.details == {"field": "email", "value": "ada@example.com"}
 
-    batch = ctx.record("bulk", people.bulk_create([
-        NewPerson(name="Grace Hopper", email="grace@example.com"),
-        {"name": "Alan Turing", "email": "alan@example.com", "job_title": "Cryptanalyst"},
-        {"name": "Edsger Dijkstra", "email": "edsger@example.com", "role": "Auditor"},
-    ]))
+    batch = ctx.record(
+        "bulk",
+        people.bulk_create(
+            [
+                NewPerson(name="Grace Hopper", email="grace@example.com"),
+                {"name": "Alan Turing", "email": "alan@example.com", "job_title": "Cryptanalyst"},
+                {"name": "Edsger Dijkstra", "email": "edsger@example.com", "role": "Auditor"},
+            ]
+        ),
+    )
     assert [p.name for p in batch] == ["Grace Hopper", "Alan Turing", "Edsger Dijkstra"]
     assert batch[2].role == "auditor"
 
-    invalid = ctx.fails("bulk with bad entries", ValidationError, people.bulk_create, [
-        {"name": "Ok Person", "email": "ok@example.com"},
-        {"name": "Bad Mail", "email": "not-an-address"},
-        {"name": "Extra", "email": "extra@example.com", "shoeSize": 44},
-        {"email": "nameless@example.com"},
-        {"name": "Ok Twice", "email": "ok@example.com"},
-    ])
+    invalid = ctx.fails(
+        "bulk with bad entries",
+        ValidationError,
+        people.bulk_create,
+        [
+            {"name": "Ok Person", "email": "ok@example.com"},
+            {"name": "Bad Mail", "email": "not-an-address"},
+            {"name": "Extra", "email": "extra@example.com", "shoeSize": 44},
+            {"email": "nameless@example.com"},
+            {"name": "Ok Twice", "email": "ok@example.com"},
+        ],
+    )
     errors = invalid.details["errors"]
     assert [(e["index"], e["field"]) for e in errors] == [(1, "email"), (2, "shoeSize"), (3, "name"), (4, "email")]
     assert errors[0]["value"] == "not-an-address" and errors[1]["value"] == 44
 
-    taken = ctx.fails("bulk with a taken e-mail", Conflict, people.bulk_create, [
-        {"name": "New Person", "email": "new@example.com"},
-        {"name": "Grace Again", "email": "grace@example.com"},
-    ])
-    assert taken.details["errors"] == [{"index": 1, "field": "email", "value": "grace@example.com",
-                                        "reason": "already exists"}]
+    taken = ctx.fails(
+        "bulk with a taken e-mail",
+        Conflict,
+        people.bulk_create,
+        [
+            {"name": "New Person", "email": "new@example.com"},
+            {"name": "Grace Again", "email": "grace@example.com"},
+        ],
+    )
+    assert taken.details["errors"] == [
+        {"index": 1, "field": "email", "value": "grace@example.com", "reason": "already exists"}
+    ]
     everyone = ctx.record("all or nothing", people.list())
     assert everyone.total == 4  # neither failed batch created anyone
     assert ctx.record("auditors", people.list(PersonFilter(role="auditor"))).total == 1
@@ -152,8 +201,12 @@ def people_single_and_bulk(ctx: Context) -> None:
 
 def findings_lifecycle(ctx: Context) -> None:
     findings = ctx.client.findings
-    finding = ctx.record("create", findings.create(NewFinding(title="MFA not enforced", severity="high",
-                                                              type="iso27001", content="Admins lack MFA")))
+    finding = ctx.record(
+        "create",
+        findings.create(
+            NewFinding(title="MFA not enforced", severity="high", type="iso27001", content="Admins lack MFA")
+        ),
+    )
     assert (finding.status, finding.severity, finding.closed_at) == ("open", "high", None)
     assert finding.created_by == ctx.owner_key.key.id
     findings.create(NewFinding(title="Old TLS", severity="low"))
@@ -161,10 +214,16 @@ def findings_lifecycle(ctx: Context) -> None:
     raised = ctx.record("raise severity", findings.update(finding.id, FindingPatch(severity="critical")))
     assert raised.severity == "critical"
     assert [f.title for f in ctx.record("critical", findings.list(FindingFilter(severity="critical"))).items] == [
-        "MFA not enforced"]
+        "MFA not enforced"
+    ]
 
-    note = ctx.fails("note while open", ValidationError, findings.update, finding.id,
-                     FindingPatch(revision_note="please add evidence"))
+    note = ctx.fails(
+        "note while open",
+        ValidationError,
+        findings.update,
+        finding.id,
+        FindingPatch(revision_note="please add evidence"),
+    )
     assert note.details["field"] == "revisionNote" and note.details["value"] == "please add evidence"
 
     closed = ctx.record("close", findings.close(finding.id))
@@ -242,8 +301,13 @@ def idempotent_creates(ctx: Context) -> None:
     assert again == first
     assert ctx.record("one vendor", vendors.list()).total == 1
 
-    reuse = ctx.fails("same key, other payload", Conflict, vendors.create, NewVendor(name="Different"),
-                      idempotency_key="create-once-only")
+    reuse = ctx.fails(
+        "same key, other payload",
+        Conflict,
+        vendors.create,
+        NewVendor(name="Different"),
+        idempotency_key="create-once-only",
+    )
     assert reuse.details["field"] == "Idempotency-Key" and reuse.details["value"] == "create-once-only"
 
     finding = NewFinding(title="Retry me", severity="medium")
@@ -254,22 +318,38 @@ def idempotent_creates(ctx: Context) -> None:
 
 def validation_errors_name_field_and_value(ctx: Context) -> None:
     vendors = ctx.client.vendors
-    transfer = ctx.fails("transfer mechanism", ValidationError, vendors.create,
-                         NewVendor(name="US Analytics", country="US", processes_personal_data=True))
+    transfer = ctx.fails(
+        "transfer mechanism",
+        ValidationError,
+        vendors.create,
+        NewVendor(name="US Analytics", country="US", processes_personal_data=True),
+    )
     assert transfer.details["field"] == "transferMechanism" and transfer.details["value"] is None
 
-    assignee = ctx.fails("unknown assignee", ValidationError, vendors.create,
-                         NewVendor(name="Assigned", assignee_id="mem_00000000nobody"))
-    assert assignee.details == {"field": "assigneeId", "value": "mem_00000000nobody",
-                                "reason": "is not a person in this organization"}
+    assignee = ctx.fails(
+        "unknown assignee",
+        ValidationError,
+        vendors.create,
+        NewVendor(name="Assigned", assignee_id="mem_00000000nobody"),
+    )
+    assert assignee.details == {
+        "field": "assigneeId",
+        "value": "mem_00000000nobody",
+        "reason": "is not a person in this organization",
+    }
 
     vendor = vendors.create(NewVendor(name="Reviewed", last_reviewed_at="2025-06-01"))
-    review = ctx.fails("review order", ValidationError, vendors.update, vendor.id,
-                       VendorPatch(next_review_due="2025-01-01"))
+    review = ctx.fails(
+        "review order", ValidationError, vendors.update, vendor.id, VendorPatch(next_review_due="2025-01-01")
+    )
     assert review.details["field"] == "nextReviewDue" and review.details["value"] == "2025-01-01"
 
-    expired = ctx.fails("key expiry in the past", ValidationError, ctx.client.api_keys.create,
-                        NewApiKey(name="Old", role="auditor", expires_at="2001-01-01T00:00:00Z"))
+    expired = ctx.fails(
+        "key expiry in the past",
+        ValidationError,
+        ctx.client.api_keys.create,
+        NewApiKey(name="Old", role="auditor", expires_at="2001-01-01T00:00:00Z"),
+    )
     assert expired.details["field"] == "expiresAt"
 
     # Models validate on construction, so bad values never leave the caller, whatever the transport.
@@ -322,8 +402,13 @@ def normalise(transcript: list[tuple[str, Any]]) -> list[Any]:
         if isinstance(value, ComplianceError):
             return {type(value).__name__: {"message": walk(value.message), "details": walk(value.details)}}
         if attrs.has(type(value)):
-            return {type(value).__name__: {f.name: walk(getattr(value, f.name)) for f in attrs.fields(type(value))
-                                           if f.name not in _TRANSPORT_DEPENDENT}}
+            return {
+                type(value).__name__: {
+                    f.name: walk(getattr(value, f.name))
+                    for f in attrs.fields(type(value))
+                    if f.name not in _TRANSPORT_DEPENDENT
+                }
+            }
         if isinstance(value, enum.Enum):
             return value.value
         if isinstance(value, dt.datetime):

@@ -158,8 +158,7 @@ SERVE_SCRIPT = textwrap.dedent(
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 def test_serve_forever_stops_every_worker_cleanly_on_a_signal(tmp_path: Path, stop_signal):
-    process = subprocess.Popen([sys.executable, "-c", SERVE_SCRIPT, str(tmp_path)],
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", SERVE_SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")

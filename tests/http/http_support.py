@@ -22,15 +22,22 @@ class Api:
         self.app = app
         self.key = key
 
-    def request(self, method: str, path: str, *, body: Any = None, raw: bytes | None = None,
-                content_type: str | None = None, headers: dict[str, str] | None = None,
-                query: str | None = None) -> falcon.testing.Result:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        raw: bytes | None = None,
+        content_type: str | None = None,
+        headers: dict[str, str] | None = None,
+        query: str | None = None,
+    ) -> falcon.testing.Result:
         sent = {} if self.key is None else {"X-API-Key": self.key}
         sent.update(headers or {})
         if raw is not None:
             sent["Content-Type"] = content_type or "application/json"
-            return falcon.testing.simulate_request(self.app, method, path, body=raw, headers=sent,
-                                                   query_string=query)
+            return falcon.testing.simulate_request(self.app, method, path, body=raw, headers=sent, query_string=query)
         return falcon.testing.simulate_request(self.app, method, path, json=body, headers=sent, query_string=query)
 
     def get(self, path: str, **options: Any) -> falcon.testing.Result:

@@ -5,12 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_core import FrozenClock
-
 from http_support import Api, error
 
 ROOT = "/v1/api-keys"
-KEY_FIELDS = {"id", "organizationId", "name", "role", "prefix", "status", "createdAt", "expiresAt", "revokedAt",
-              "lastUsedAt", "createdBy"}
+KEY_FIELDS = {
+    "id",
+    "organizationId",
+    "name",
+    "role",
+    "prefix",
+    "status",
+    "createdAt",
+    "expiresAt",
+    "revokedAt",
+    "lastUsedAt",
+    "createdBy",
+}
 
 
 def issue(api: Api, **fields: Any) -> dict[str, Any]:
@@ -75,8 +85,12 @@ def test_expired_key_is_refused(api: Api, clock: FrozenClock) -> None:
 
 
 def test_expiry_must_be_a_future_timestamp(api: Api) -> None:
-    error(api.post(ROOT, {"name": "x", "role": "auditor", "expiresAt": "2025-01-01T00:00:00Z"}), 400,
-          "validation_error", "expiresAt")
+    error(
+        api.post(ROOT, {"name": "x", "role": "auditor", "expiresAt": "2025-01-01T00:00:00Z"}),
+        400,
+        "validation_error",
+        "expiresAt",
+    )
     error(api.post(ROOT, {"name": "x", "role": "auditor", "expiresAt": "soon"}), 400, "validation_error", "expiresAt")
     error(api.post(ROOT, {"name": "x"}), 400, "validation_error", "role")
 
@@ -113,7 +127,10 @@ def test_who_may_manage_keys(api: Api, as_role: Any) -> None:
 
 def test_other_organizations_key_is_404(api: Api, other: Api) -> None:
     theirs = issue(other)
-    for result in (api.get(f"{ROOT}/{theirs['id']}"), api.post(f"{ROOT}/{theirs['id']}/revoke"),
-                   api.get(f"{ROOT}/{theirs['id']}/usage")):
+    for result in (
+        api.get(f"{ROOT}/{theirs['id']}"),
+        api.post(f"{ROOT}/{theirs['id']}/revoke"),
+        api.get(f"{ROOT}/{theirs['id']}/usage"),
+    ):
         assert error(result, 404, "not_found") == {"resource": "api key", "id": theirs["id"]}
     assert Api(api.app, theirs["key"]).get("/v1/vendors").status_code == 200

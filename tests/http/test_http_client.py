@@ -8,9 +8,6 @@ from typing import Any
 
 import attrs
 import httpx
-
-from compliance_core.kernel.registry import Operation
-from compliance_http.routes import OPENAPI
 import pytest
 
 from compliance_core import (
@@ -29,10 +26,11 @@ from compliance_core.areas.api_keys import ApiKey, IssuedKey, NewApiKey
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.people import NewPerson, PersonFilter, PersonPatch
 from compliance_core.areas.vendors import NewVendor, SubProcessor, VendorFilter, VendorPatch
+from compliance_core.kernel.registry import Operation
 from compliance_http.app import create_app
 from compliance_http.client import HTTPTransport
+from compliance_http.routes import OPENAPI
 from compliance_store.memory import MemoryStore
-
 from http_support import issue_key
 
 
@@ -51,14 +49,20 @@ def outcome(call: Callable[[], Any]) -> Any:
 
 
 def scenario(client: Client) -> list[Any]:
-    vendor = client.vendors.create(NewVendor(
-        name="Hosting", country="DE", dpa_signed_at=dt.date(2025, 12, 1), processes_personal_data=True,
-        sub_processors=(SubProcessor(name="Disk", country="FR", purpose_category="data_storage"),),
-    ))
+    vendor = client.vendors.create(
+        NewVendor(
+            name="Hosting",
+            country="DE",
+            dpa_signed_at=dt.date(2025, 12, 1),
+            processes_personal_data=True,
+            sub_processors=(SubProcessor(name="Disk", country="FR", purpose_category="data_storage"),),
+        )
+    )
     person = client.people.create(NewPerson(name="Ann", email="ann@example.com", role="admin"))
     finding = client.findings.create(NewFinding(title="MFA", severity="high"), idempotency_key="f1")
-    key = client.api_keys.create(NewApiKey(name="CI", role="auditor",
-                                           expires_at=dt.datetime(2027, 1, 1, tzinfo=dt.timezone.utc)))
+    key = client.api_keys.create(
+        NewApiKey(name="CI", role="auditor", expires_at=dt.datetime(2027, 1, 1, tzinfo=dt.UTC))
+    )
     steps: list[Callable[[], Any]] = [
         lambda: vendor,
         lambda: client.vendors.list(VendorFilter(country="de", processes_personal_data=True), PageRequest(per_page=5)),
@@ -76,10 +80,12 @@ def scenario(client: Client) -> list[Any]:
         lambda: client.vendors.create(NewVendor(name="Twice"), idempotency_key="v1"),
         lambda: person,
         lambda: client.people.create(NewPerson(name="Copy", email="ann@example.com")),
-        lambda: client.people.bulk_create([NewPerson(name="B", email="b@example.com"),
-                                           {"name": "C", "email": "c@example.com", "job_title": "Dev"}]),
-        lambda: client.people.bulk_create([{"name": "D", "email": "nope"}, {"name": "E", "email": "e@x.io",
-                                                                            "is_active": "yes"}]),
+        lambda: client.people.bulk_create(
+            [NewPerson(name="B", email="b@example.com"), {"name": "C", "email": "c@example.com", "job_title": "Dev"}]
+        ),
+        lambda: client.people.bulk_create(
+            [{"name": "D", "email": "nope"}, {"name": "E", "email": "e@x.io", "is_active": "yes"}]
+        ),
         lambda: client.people.update(person.id, PersonPatch(job_title="CISO", is_active=False)),
         lambda: client.people.list(PersonFilter(is_active=True)),
         lambda: client.people.get("mem_missing"),
@@ -127,9 +133,12 @@ def test_forbidden_is_the_same_error(role: str) -> None:
     local_boot, remote_boot = local_platform.bootstrap("Acme"), remote_platform.bootstrap("Acme")
     local = Client(LocalTransport(local_platform, Actor(organization_id=local_boot.organization.id, role=Role(role))))
     remote = http_client(remote_platform, issue_key(remote_platform, remote_boot.organization.id, role))
-    for call in (lambda c: c.vendors.create(NewVendor(name="x")), lambda c: c.api_keys.list(),
-                 lambda c: c.people.bulk_create([NewPerson(name="x", email="x@example.com")])):
-        assert outcome(lambda: call(remote)) == outcome(lambda: call(local))
+    for call in (
+        lambda c: c.vendors.create(NewVendor(name="x")),
+        lambda c: c.api_keys.list(),
+        lambda c: c.people.bulk_create([NewPerson(name="x", email="x@example.com")]),
+    ):
+        assert outcome(lambda call=call: call(remote)) == outcome(lambda call=call: call(local))
 
 
 def test_health_over_http() -> None:
@@ -145,8 +154,12 @@ def test_rate_limited_carries_retry_after() -> None:
     with pytest.raises(RateLimited) as raised:
         client.vendors.list()
     assert raised.value.retry_after == 2
-    assert raised.value.details == {"retryAfter": 2, "limit": 60, "remaining": 0,
-                                    "reset": raised.value.details["reset"]}
+    assert raised.value.details == {
+        "retryAfter": 2,
+        "limit": 60,
+        "remaining": 0,
+        "reset": raised.value.details["reset"],
+    }
 
 
 def test_organization_header_is_sent() -> None:

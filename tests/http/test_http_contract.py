@@ -19,7 +19,6 @@ from compliance_core.areas.vendors import VendorService
 from compliance_http import errors
 from compliance_http.app import create_app
 from compliance_http.wire import Wire
-
 from http_support import Api, error, issue_key
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
@@ -38,8 +37,9 @@ RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset
         ("POST", "/v1/vendors", True, 400),
     ],
 )
-def test_every_response_has_a_request_id(app: falcon.App, api: Api, method: str, path: str, keyed: bool,
-                                         status: int) -> None:
+def test_every_response_has_a_request_id(
+    app: falcon.App, api: Api, method: str, path: str, keyed: bool, status: int
+) -> None:
     caller = api if keyed else Api(app, None)
     first, second = caller.request(method, path), caller.request(method, path)
     assert first.status_code == status
@@ -104,12 +104,15 @@ def test_falcon_errors_are_answered_in_the_error_shape() -> None:
     app.add_route("/x", Raises())
     result = falcon.testing.simulate_get(app, "/x")
     assert result.status_code == 415
-    assert result.json == {"error": {"code": "unsupported_media_type", "message": "no XML here", "details": {}},
-                           "requestId": ""}
+    assert result.json == {
+        "error": {"code": "unsupported_media_type", "message": "no XML here", "details": {}},
+        "requestId": "",
+    }
 
 
-def test_unexpected_exception_is_500_without_internals(api: Api, monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_unexpected_exception_is_500_without_internals(
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def explode(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("password=hunter2 in /srv/secret.py")
 
@@ -148,8 +151,12 @@ class TestRateLimit:
         error(free.get("/v1/vendors"), 429, "rate_limited")
 
     def test_every_authenticated_response_counts_and_carries_the_headers(self, free: Api) -> None:
-        for result in (free.get("/v1/vendors/vnd_x"), free.post("/v1/vendors", {"name": 5}),
-                       free.get("/v1/vendors", query="bogus=1"), free.post("/v1/vendors", {"name": "ok"})):
+        for result in (
+            free.get("/v1/vendors/vnd_x"),
+            free.post("/v1/vendors", {"name": 5}),
+            free.get("/v1/vendors", query="bogus=1"),
+            free.post("/v1/vendors", {"name": "ok"}),
+        ):
             assert all(header in result.headers for header in RATE_HEADERS), result.status_code
         assert free.get("/v1/vendors").headers["X-RateLimit-Remaining"] == "55"
 
@@ -197,8 +204,7 @@ class TestIdempotency:
     def test_same_key_different_payload_is_409(self, api: Api) -> None:
         headers = {"Idempotency-Key": "k1"}
         assert api.post("/v1/vendors", {"name": "Hosting"}, headers=headers).status_code == 201
-        details = error(api.post("/v1/vendors", {"name": "Other"}, headers=headers), 409, "conflict",
-                        "Idempotency-Key")
+        details = error(api.post("/v1/vendors", {"name": "Other"}, headers=headers), 409, "conflict", "Idempotency-Key")
         assert details["value"] == "k1"
         assert api.get("/v1/vendors").json["count"] == 1
 
@@ -243,8 +249,12 @@ class TestIdempotency:
         assert api.get("/v1/vendors").json["count"] == 2
 
     def test_bad_idempotency_key_is_named(self, api: Api) -> None:
-        error(api.post("/v1/vendors", {"name": "A"}, headers={"Idempotency-Key": "x" * 256}), 400,
-              "validation_error", "Idempotency-Key")
+        error(
+            api.post("/v1/vendors", {"name": "A"}, headers={"Idempotency-Key": "x" * 256}),
+            400,
+            "validation_error",
+            "Idempotency-Key",
+        )
 
 
 @pytest.fixture(params=["memory", "sqlite"])

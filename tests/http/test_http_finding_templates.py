@@ -25,8 +25,12 @@ def test_a_finding_from_a_template_over_http(api: Api) -> None:
     finding = api.post("/v1/findings", {"title": "Review", "severity": "low", "templateId": template["id"]})
     assert finding.status_code == 201, finding.text
     assert (finding.json["content"], finding.json["templateId"]) == ("Too old.", template["id"])
-    details = error(api.post("/v1/findings", {"title": "R", "severity": "low", "templateId": "ftp_nope"}),
-                    400, "validation_error", "templateId")
+    details = error(
+        api.post("/v1/findings", {"title": "R", "severity": "low", "templateId": "ftp_nope"}),
+        400,
+        "validation_error",
+        "templateId",
+    )
     assert details["value"] == "ftp_nope"
 
 

@@ -65,9 +65,14 @@ def test_close_is_idempotent(api: Api, clock: Any) -> None:
 
 @pytest.mark.parametrize(
     ("body", "field"),
-    [({"title": "x"}, "severity"), ({"severity": "low"}, "title"), ({"title": "x", "severity": "urgent"}, "severity"),
-     ({"title": ["x"], "severity": "low"}, "title"), ({"title": "x", "severity": "low", "taskId": "t"}, "taskId"),
-     ({"title": "x", "severity": "low", "content": "y" * 5001}, "content")],
+    [
+        ({"title": "x"}, "severity"),
+        ({"severity": "low"}, "title"),
+        ({"title": "x", "severity": "urgent"}, "severity"),
+        ({"title": ["x"], "severity": "low"}, "title"),
+        ({"title": "x", "severity": "low", "taskId": "t"}, "taskId"),
+        ({"title": "x", "severity": "low", "content": "y" * 5001}, "content"),
+    ],
 )
 def test_create_rejects_bad_fields(api: Api, body: dict[str, Any], field: str) -> None:
     error(api.post(ROOT, body), 400, "validation_error", field)
@@ -85,6 +90,9 @@ def test_roles(api: Api, as_role: Any) -> None:
 
 def test_other_organizations_finding_is_404(api: Api, other: Api) -> None:
     theirs = create(other)
-    for result in (api.get(f"{ROOT}/{theirs['id']}"), api.patch(f"{ROOT}/{theirs['id']}", {"title": "x"}),
-                   api.post(f"{ROOT}/{theirs['id']}/close")):
+    for result in (
+        api.get(f"{ROOT}/{theirs['id']}"),
+        api.patch(f"{ROOT}/{theirs['id']}", {"title": "x"}),
+        api.post(f"{ROOT}/{theirs['id']}/close"),
+    ):
         assert error(result, 404, "not_found") == {"resource": "finding", "id": theirs["id"]}

@@ -26,7 +26,6 @@ from compliance_core.kernel.permissions import can
 from compliance_http.app import create_app
 from compliance_http.openapi import openapi_document
 from compliance_http.routes import Endpoint, default_endpoints
-
 from http_support import Api, check_answer, issue_key
 
 ENDPOINTS = [e for e in default_endpoints() if not e.public]
@@ -172,9 +171,7 @@ json_values = st.recursive(
 def _bodies(endpoint: Endpoint) -> st.SearchStrategy[Any]:
     """Generated bodies: arbitrary JSON, and the example with keys dropped or values replaced."""
     example = dict(endpoint.operation.example or {})
-    mutated = st.fixed_dictionaries(
-        {}, optional={key: st.just(value) | json_values for key, value in example.items()}
-    )
+    mutated = st.fixed_dictionaries({}, optional={key: st.just(value) | json_values for key, value in example.items()})
     return json_values | mutated | st.dictionaries(st.text(max_size=12), json_values, max_size=4)
 
 

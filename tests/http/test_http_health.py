@@ -5,7 +5,6 @@ from __future__ import annotations
 import falcon
 
 from compliance_core import Platform
-
 from http_support import Api, error
 
 

@@ -11,7 +11,6 @@ from openapi_spec_validator import validate
 
 from compliance_http.openapi import openapi_document
 from compliance_http.routes import ROUTES
-
 from http_support import Api, check_answer
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -36,21 +35,20 @@ def test_committed_document_matches_the_generated_one(document: dict[str, Any]) 
 
 
 def test_every_route_is_documented_once(document: dict[str, Any]) -> None:
-    operations = [
-        (path, method) for path, item in document["paths"].items() for method in item
-    ]
+    operations = [(path, method) for path, item in document["paths"].items() for method in item]
     gets = sum(1 for route in ROUTES if route.method == "GET")
     assert len(operations) == len(ROUTES) + gets  # HEAD wherever GET
     ids = [op["operationId"] for item in document["paths"].values() for op in item.values()]
     assert len(set(ids)) == len(ids)
     vendor = document["paths"]["/v1/vendors/{vendorId}"]["patch"]
-    assert vendor["parameters"][0] == {"name": "vendorId", "in": "path", "required": True,
-                                       "schema": {"type": "string"}}
+    assert vendor["parameters"][0] == {"name": "vendorId", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
 def test_security_and_headers(document: dict[str, Any]) -> None:
     assert document["components"]["securitySchemes"]["ApiKey"] == {
-        "type": "apiKey", "in": "header", "name": "X-API-Key",
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
         "description": document["components"]["securitySchemes"]["ApiKey"]["description"],
     }
     assert document["paths"]["/v1/health"]["get"]["security"] == []
@@ -59,8 +57,17 @@ def test_security_and_headers(document: dict[str, Any]) -> None:
     assert "security" not in listing
     refs = [p.get("$ref", p.get("name")) for p in listing["parameters"]]
     assert "#/components/parameters/XOrganizationId" in refs and "#/components/parameters/perPage" in refs
-    assert {"criticality", "processesPersonalData", "ictService", "category", "country", "dpaStatus", "status",
-            "assigneeId", "archived"} <= set(refs)
+    assert {
+        "criticality",
+        "processesPersonalData",
+        "ictService",
+        "category",
+        "country",
+        "dpaStatus",
+        "status",
+        "assigneeId",
+        "archived",
+    } <= set(refs)
     create = document["paths"]["/v1/vendors"]["post"]
     assert {"$ref": "#/components/parameters/IdempotencyKey"} in create["parameters"]
     assert "201" in create["responses"] and "409" in create["responses"]
@@ -84,15 +91,24 @@ def test_schemas_follow_the_models(document: dict[str, Any]) -> None:
 
 
 def test_answers_match_the_document(  # every route's answers are checked by test_http_generic too
-document: dict[str, Any], api: Api, as_role: Any, other: Api) -> None:
-    vendor = api.post("/v1/vendors", {"name": "V", "dpaSignedAt": "2025-01-02", "subProcessors": [
-        {"name": "S", "country": "DE", "purposeCategory": "hosting"}]})
+    document: dict[str, Any], api: Api, as_role: Any, other: Api
+) -> None:
+    vendor = api.post(
+        "/v1/vendors",
+        {
+            "name": "V",
+            "dpaSignedAt": "2025-01-02",
+            "subProcessors": [{"name": "S", "country": "DE", "purposeCategory": "hosting"}],
+        },
+    )
     person = api.post("/v1/people", {"name": "P", "email": "p@example.com"})
     finding = api.post("/v1/findings", {"title": "F", "severity": "low"})
     key = api.post("/v1/api-keys", {"name": "K", "role": "auditor"})
     v, p, f, k = vendor.json["id"], person.json["id"], finding.json["id"], key.json["id"]
     calls = [
-        ("/v1/vendors", "POST", vendor), ("/v1/people", "POST", person), ("/v1/findings", "POST", finding),
+        ("/v1/vendors", "POST", vendor),
+        ("/v1/people", "POST", person),
+        ("/v1/findings", "POST", finding),
         ("/v1/api-keys", "POST", key),
         ("/v1/health", "GET", api.get("/v1/health")),
         ("/v1/organization", "GET", api.get("/v1/organization")),

@@ -7,7 +7,6 @@ from typing import Any
 from compliance_core import Platform
 from compliance_core.platform import Bootstrap
 from compliance_http.app import create_app
-
 from http_support import Api, error
 
 
@@ -38,8 +37,9 @@ def test_matching_organization_header_is_accepted(api: Api, boot: Bootstrap) -> 
 
 def test_other_organization_header_is_403(api: Api, other: Api) -> None:
     other_id = other.get("/v1/organization").json["id"]
-    details = error(api.get("/v1/vendors", headers={"X-Organization-Id": other_id}), 403, "forbidden",
-                    "X-Organization-Id")
+    details = error(
+        api.get("/v1/vendors", headers={"X-Organization-Id": other_id}), 403, "forbidden", "X-Organization-Id"
+    )
     assert details["value"] == other_id
     error(api.post("/v1/vendors", {"name": "x"}, headers={"X-Organization-Id": "org_nope"}), 403, "forbidden")
     assert api.get("/v1/vendors").json["count"] == 0

@@ -62,8 +62,13 @@ def test_patch(api: Api) -> None:
 
 @pytest.mark.parametrize(
     ("body", "field"),
-    [({"name": "A"}, "email"), (person(email="not-an-email"), "email"), (person(role="king"), "role"),
-     (person(name=""), "name"), (person(extra=1), "extra")],
+    [
+        ({"name": "A"}, "email"),
+        (person(email="not-an-email"), "email"),
+        (person(role="king"), "role"),
+        (person(name=""), "name"),
+        (person(extra=1), "extra"),
+    ],
 )
 def test_create_rejects_bad_fields(api: Api, body: dict[str, Any], field: str) -> None:
     error(api.post(ROOT, body), 400, "validation_error", field)

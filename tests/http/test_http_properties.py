@@ -18,7 +18,6 @@ from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.kernel.validation import wire_name
 from compliance_http.app import create_app
 from compliance_store.memory import MemoryStore
-
 from http_support import Api, issue_key
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -45,8 +44,9 @@ class World:
         self.callers = {role: Api(self.app, issue_key(self.platform, boot.organization.id, role)) for role in Role}
         self.ids = {  # the records that bad input must not touch
             "vendor_id": self.owner.post("/v1/vendors", {"name": "Target"}).json["id"],
-            "person_id": self.owner.post("/v1/people", {"name": "T", "email": "t@example.com",
-                                                        "role": "contractor"}).json["id"],
+            "person_id": self.owner.post(
+                "/v1/people", {"name": "T", "email": "t@example.com", "role": "contractor"}
+            ).json["id"],
             "finding_id": self.owner.post("/v1/findings", {"title": "T", "severity": "low"}).json["id"],
             "key_id": self.owner.post("/v1/api-keys", {"name": "T", "role": "contractor"}).json["id"],
         }
@@ -87,8 +87,10 @@ def test_bad_patches_are_400_and_change_nothing(world: World, body: dict[str, An
 
 
 @PROPERTY
-@given(raw=st.binary(max_size=64) | json_values.map(lambda v: repr(v).encode()), content_type=st.sampled_from(
-    ["application/json", "text/plain", "application/json; charset=utf-8", ""]))
+@given(
+    raw=st.binary(max_size=64) | json_values.map(lambda v: repr(v).encode()),
+    content_type=st.sampled_from(["application/json", "text/plain", "application/json; charset=utf-8", ""]),
+)
 def test_arbitrary_bytes_never_fail_the_server(world: World, raw: bytes, content_type: str) -> None:
     before = world.vendor_count()
     result = world.owner.request("POST", "/v1/vendors", raw=raw, content_type=content_type or "x")
@@ -106,8 +108,15 @@ def test_generated_queries_are_200_or_400(world: World, params: list[tuple[str, 
 
 
 @PROPERTY
-@given(bulk=st.lists(st.dictionaries(st.sampled_from(["name", "email", "role", "isActive", "jobTitle", "x"]),
-                                     json_values, max_size=5), min_size=1, max_size=5))
+@given(
+    bulk=st.lists(
+        st.dictionaries(
+            st.sampled_from(["name", "email", "role", "isActive", "jobTitle", "x"]), json_values, max_size=5
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_bad_bulk_bodies_write_nothing(world: World, bulk: list[dict[str, Any]]) -> None:
     before = world.owner.get("/v1/people").json["count"]
     result = world.owner.post("/v1/people/bulk", {"members": bulk})

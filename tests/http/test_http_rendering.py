@@ -28,7 +28,7 @@ from compliance_core.kernel.validation import wire_name
 from compliance_http.wire import Wire
 from http_support import Api
 
-T0 = dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
 
 
 def renamed(value: Any) -> Any:
@@ -45,18 +45,45 @@ def reference(value: Any) -> bytes:
 
 
 VENDOR = Vendor(
-    id="vnd_1", organization_id="org_1", name="Hosting Co", category=VendorCategory.CLOUD,
-    criticality=Criticality.CRITICAL, country="DE", processes_personal_data=True, dpa_status=DpaStatus.SIGNED,
-    dpa_signed_at=dt.date(2025, 12, 1), next_review_due=dt.date(2026, 12, 1),
-    sub_processors=(SubProcessor(name="Disk GmbH", country="DE", purpose_category=PurposeCategory.DATA_STORAGE),
-                    SubProcessor(name="Mail Ltd", country="GB", purpose_category=PurposeCategory.COMMUNICATIONS)),
-    created_at=T0, updated_at=T0.replace(microsecond=0),
+    id="vnd_1",
+    organization_id="org_1",
+    name="Hosting Co",
+    category=VendorCategory.CLOUD,
+    criticality=Criticality.CRITICAL,
+    country="DE",
+    processes_personal_data=True,
+    dpa_status=DpaStatus.SIGNED,
+    dpa_signed_at=dt.date(2025, 12, 1),
+    next_review_due=dt.date(2026, 12, 1),
+    sub_processors=(
+        SubProcessor(name="Disk GmbH", country="DE", purpose_category=PurposeCategory.DATA_STORAGE),
+        SubProcessor(name="Mail Ltd", country="GB", purpose_category=PurposeCategory.COMMUNICATIONS),
+    ),
+    created_at=T0,
+    updated_at=T0.replace(microsecond=0),
 )
-PERSON = Person(id="per_1", organization_id="org_1", name="Ada", email="ada@acme.example",
-                department=Department.IT, job_title=None, created_at=T0, updated_at=T0)
-FINDING = Finding(id="fnd_1", organization_id="org_1", title="No MFA", severity=Severity.HIGH,
-                  status=FindingStatus.CLOSED, type=FindingType.ISO27001, source=FindingSource.PENETRATION_TEST,
-                  created_at=T0, updated_at=T0, closed_at=T0)
+PERSON = Person(
+    id="per_1",
+    organization_id="org_1",
+    name="Ada",
+    email="ada@acme.example",
+    department=Department.IT,
+    job_title=None,
+    created_at=T0,
+    updated_at=T0,
+)
+FINDING = Finding(
+    id="fnd_1",
+    organization_id="org_1",
+    title="No MFA",
+    severity=Severity.HIGH,
+    status=FindingStatus.CLOSED,
+    type=FindingType.ISO27001,
+    source=FindingSource.PENETRATION_TEST,
+    created_at=T0,
+    updated_at=T0,
+    closed_at=T0,
+)
 ACTOR = Actor(organization_id="org_1", role=Role.OWNER, key_id="key_1")
 
 
@@ -73,8 +100,12 @@ def test_models_render_as_their_renamed_fields() -> None:
 def test_a_page_renders_its_items_and_envelope() -> None:
     page = Page(items=(VENDOR, VENDOR), total=3, page=1, per_page=2)
     body = orjson.loads(Wire().page(page, ACTOR))
-    assert body == {"data": [orjson.loads(reference(VENDOR))] * 2, "count": 3,
-                    "meta": {"total": 3, "page": 1, "perPage": 2, "totalPages": 2}, "authType": "api-key"}
+    assert body == {
+        "data": [orjson.loads(reference(VENDOR))] * 2,
+        "count": 3,
+        "meta": {"total": 3, "page": 1, "perPage": 2, "totalPages": 2},
+        "authType": "api-key",
+    }
 
 
 def test_a_page_served_again_is_sent_as_rendered_the_first_time() -> None:
@@ -112,8 +143,16 @@ def test_equal_pages_that_are_different_objects_render_their_own_content() -> No
 def test_api_key_status_follows_the_clock_even_for_the_same_page() -> None:
     clock = FrozenClock()
     wire = Wire(Renderer(clock))
-    key = ApiKey(id="key_1", organization_id="org_1", name="CI", role=Role.AUDITOR, prefix="comp_ab",
-                 secret_hash="secret", created_at=clock.now(), expires_at=clock.now() + dt.timedelta(days=1))
+    key = ApiKey(
+        id="key_1",
+        organization_id="org_1",
+        name="CI",
+        role=Role.AUDITOR,
+        prefix="comp_ab",
+        secret_hash="secret",
+        created_at=clock.now(),
+        expires_at=clock.now() + dt.timedelta(days=1),
+    )
     page = Page(items=(key,), total=1, page=1, per_page=50)
     first = orjson.loads(wire.page(page, ACTOR))["data"][0]
     assert first["status"] == "active" and "secretHash" not in first

@@ -19,8 +19,14 @@ def create(api: Api, **fields: Any) -> dict[str, Any]:
 
 def test_create_answers_the_vendor_in_camel_case(api: Api) -> None:
     vendor = create(
-        api, country="de", criticality="critical", ictService=True, processesPersonalData=True,
-        dpaStatus="signed", dpaSignedAt="2025-12-01", website="https://hosting.example",
+        api,
+        country="de",
+        criticality="critical",
+        ictService=True,
+        processesPersonalData=True,
+        dpaStatus="signed",
+        dpaSignedAt="2025-12-01",
+        website="https://hosting.example",
         subProcessors=[{"name": "Disk GmbH", "country": "DE", "purposeCategory": "data_storage"}],
     )
     assert vendor["id"].startswith("vnd_")
@@ -147,10 +153,19 @@ def test_archive_and_restore_are_idempotent(api: Api) -> None:
         ({"name": "x", "dpaSignedAt": "yesterday"}, "dpaSignedAt"),
         ({"name": "x", "subProcessors": {"name": "a"}}, "subProcessors"),
         ({"name": "x", "subProcessors": [{"name": "a", "country": "DE"}]}, "subProcessors[0].purposeCategory"),
-        ({"name": "x", "subProcessors": [{"name": "a", "country": "DE", "purposeCategory": "hosting",
-                                          "purpose_category": "x"}]}, "subProcessors[0].purpose_category"),
-        ({"name": "x", "subProcessors": [{"name": "a", "country": "ZZ", "purposeCategory": "hosting"}]},
-         "subProcessors[0].country"),
+        (
+            {
+                "name": "x",
+                "subProcessors": [
+                    {"name": "a", "country": "DE", "purposeCategory": "hosting", "purpose_category": "x"}
+                ],
+            },
+            "subProcessors[0].purpose_category",
+        ),
+        (
+            {"name": "x", "subProcessors": [{"name": "a", "country": "ZZ", "purposeCategory": "hosting"}]},
+            "subProcessors[0].country",
+        ),
         ({"name": "x", "processesPersonalData": True, "country": "US"}, "transferMechanism"),
         ({"name": "x", "assigneeId": "mem_00009999"}, "assigneeId"),
     ],

@@ -17,8 +17,10 @@ from compliance_store.memory import MemoryStore
 def _pair(clock: FrozenClock) -> tuple[Platform, Platform]:
     """Two platforms over one store stand for two server processes over one database."""
     store = MemoryStore()
-    return (Platform(store, clock=clock, ids=SequentialIds()),
-            Platform(store, clock=clock, ids=SequentialIds(start=10_000)))
+    return (
+        Platform(store, clock=clock, ids=SequentialIds()),
+        Platform(store, clock=clock, ids=SequentialIds(start=10_000)),
+    )
 
 
 def _bucket(platform: Platform, key_id: str) -> float:
@@ -111,10 +113,12 @@ policies = st.builds(RateLimitPolicy, st.integers(1, 6000), st.integers(1, 2000)
 
 
 @settings(max_examples=200)
-@given(policy=policies, steps=st.lists(st.tuples(st.floats(0, 3), st.integers(0, 50), st.integers(0, 50)),
-                                      min_size=1, max_size=60))
+@given(
+    policy=policies,
+    steps=st.lists(st.tuples(st.floats(0, 3), st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=60),
+)
 def test_leases_never_grant_more_than_the_bucket_holds(policy, steps) -> None:
-    start = now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    start = now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     bucket, granted_total, returned_total = None, 0, 0
     for gap, want, give_back in steps:
         now = now + dt.timedelta(seconds=gap)

@@ -32,7 +32,9 @@ def test_revoked_expired_and_unknown_keys_are_unauthorized(platform, owner, cloc
     with pytest.raises(Unauthorized) as caught:
         platform.access.admit(revoked.secret)
     assert caught.value.details == {"reason": "revoked"}
-    expiring = platform.api_keys.create(owner, NewApiKey(name="temp", role="admin", expires_at=clock.now() + dt.timedelta(days=1)))
+    expiring = platform.api_keys.create(
+        owner, NewApiKey(name="temp", role="admin", expires_at=clock.now() + dt.timedelta(days=1))
+    )
     platform.access.admit(expiring.secret)
     clock.advance(days=1)
     with pytest.raises(Unauthorized) as caught:
@@ -59,8 +61,7 @@ def test_usage_counts_requests_per_day(platform, boot, owner, clock) -> None:
     clock.advance(days=1)
     platform.access.admit(boot.owner_key.secret)
     usage = platform.api_keys.usage(owner, boot.owner_key.key.id)
-    assert [(d.date, d.requests) for d in usage.days] == [
-        (dt.date(2026, 1, 1), 3), (dt.date(2026, 1, 2), 1)]
+    assert [(d.date, d.requests) for d in usage.days] == [(dt.date(2026, 1, 1), 3), (dt.date(2026, 1, 2), 1)]
     assert usage.total_requests == 4 and usage.last_used_at == clock.now()
 
 
@@ -105,7 +106,7 @@ policies = st.builds(RateLimitPolicy, st.integers(1, 600), st.integers(1, 1200))
 @settings(max_examples=200)
 @given(policy=policies, gaps=st.lists(st.floats(0, 5), min_size=1, max_size=120))
 def test_bucket_never_admits_more_than_burst_plus_refill(policy: RateLimitPolicy, gaps: list[float]) -> None:
-    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     now, bucket, allowed = start, None, 0
     for gap in gaps:
         now = now + dt.timedelta(seconds=gap)
@@ -118,7 +119,7 @@ def test_bucket_never_admits_more_than_burst_plus_refill(policy: RateLimitPolicy
 
 
 def test_bucket_starts_full() -> None:
-    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     _, decision = take(None, RateLimitPolicy(300, 600), now)
     assert (decision.allowed, decision.limit, decision.remaining) == (True, 600, 599)
     bucket, decision = take(Bucket(0.5, now), RateLimitPolicy(60, 120), now)

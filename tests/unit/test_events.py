@@ -40,7 +40,11 @@ def test_every_event_class_has_its_own_wire_type() -> None:
     types = [event.type for area in AREAS for event in area.events]
     assert len(types) == len(set(types)), types
     assert {VendorCreated.type, VendorUpdated.type, VendorArchived.type, VendorRestored.type} == {
-        "vendor.created", "vendor.updated", "vendor.archived", "vendor.restored"}
+        "vendor.created",
+        "vendor.updated",
+        "vendor.archived",
+        "vendor.restored",
+    }
     assert (PersonCreated.type, PersonUpdated.type) == ("person.created", "person.updated")
 
 
@@ -56,8 +60,12 @@ def test_creating_a_vendor_records_its_body(platform, owner, clock, announced) -
     }
     assert body["id"].startswith("evt_")
     data = body["data"]
-    assert (data["id"], data["name"], data["country"], data["processesPersonalData"]) == (vendor.id, "Cloud Co",
-                                                                                          "IE", True)
+    assert (data["id"], data["name"], data["country"], data["processesPersonalData"]) == (
+        vendor.id,
+        "Cloud Co",
+        "IE",
+        True,
+    )
     assert (data["createdAt"], data["archivedAt"], data["subProcessors"]) == ("2026-01-01T00:00:00Z", None, [])
     assert all("_" not in key for key in data)  # camelCase, as the API shows the vendor
     [(kind, event)] = announced
@@ -68,9 +76,16 @@ def test_creating_a_vendor_records_its_body(platform, owner, clock, announced) -
 def test_a_vendor_update_names_only_what_changed_with_its_old_value(platform, owner, clock, announced) -> None:
     vendor = platform.vendors.create(owner, NewVendor(name="Cloud Co", country="IE"))
     clock.advance(minutes=5)
-    updated = platform.vendors.update(owner, vendor.id, VendorPatch(
-        name="Cloud Co Ltd", country="IE", criticality="critical",
-        sub_processors=[{"name": "Mail", "country": "DE", "purpose_category": "communications"}]))
+    updated = platform.vendors.update(
+        owner,
+        vendor.id,
+        VendorPatch(
+            name="Cloud Co Ltd",
+            country="IE",
+            criticality="critical",
+            sub_processors=[{"name": "Mail", "country": "DE", "purpose_category": "communications"}],
+        ),
+    )
     created, body = _bodies(platform)
     assert body["type"] == "vendor.updated" and body["createdAt"] == "2026-01-01T00:05:00Z"
     assert body["data"] == platform.renderer.json(updated)
@@ -100,14 +115,18 @@ def test_archive_and_restore_are_events_once_each(platform, owner, clock) -> Non
 
 def test_people_record_created_and_updated(platform, owner, clock, announced) -> None:
     ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.test"))
-    crew = platform.people.bulk_create(owner, [{"name": "Bo", "email": "bo@acme.test"},
-                                               {"name": "Cy", "email": "cy@acme.test", "role": "admin"}])
+    crew = platform.people.bulk_create(
+        owner, [{"name": "Bo", "email": "bo@acme.test"}, {"name": "Cy", "email": "cy@acme.test", "role": "admin"}]
+    )
     clock.advance(minutes=1)
     moved = platform.people.update(owner, ann.id, PersonPatch(job_title="CISO", department="it", name="Ann"))
     bodies = _bodies(platform)
     assert [(b["type"], b["data"]["id"]) for b in bodies] == [
-        ("person.created", ann.id), ("person.created", crew[0].id), ("person.created", crew[1].id),
-        ("person.updated", ann.id)]
+        ("person.created", ann.id),
+        ("person.created", crew[0].id),
+        ("person.created", crew[1].id),
+        ("person.updated", ann.id),
+    ]
     assert bodies[0]["data"] == platform.renderer.json(ann)
     assert bodies[2]["data"]["role"] == "admin" and "previous" not in bodies[2]
     assert bodies[3]["data"] == platform.renderer.json(moved)
@@ -121,12 +140,18 @@ def test_an_update_that_changes_nothing_returns_the_record_as_it_was(platform, o
     # bumps updatedAt or records an event.
     service = platform.services[area]
     record, patch = {
-        "vendors": (lambda: service.create(owner, NewVendor(name="Cloud Co", country="DE")),
-                    VendorPatch(name="Cloud Co", country="de", description=None)),
-        "people": (lambda: service.create(owner, NewPerson(name="Ann", email="ann@acme.test")),
-                   PersonPatch(name="Ann", email="ANN@acme.test", job_title=None)),
-        "findings": (lambda: service.create(owner, NewFinding(title="Gap", severity="low")),
-                     FindingPatch(title="Gap", severity="low", status="open")),
+        "vendors": (
+            lambda: service.create(owner, NewVendor(name="Cloud Co", country="DE")),
+            VendorPatch(name="Cloud Co", country="de", description=None),
+        ),
+        "people": (
+            lambda: service.create(owner, NewPerson(name="Ann", email="ann@acme.test")),
+            PersonPatch(name="Ann", email="ANN@acme.test", job_title=None),
+        ),
+        "findings": (
+            lambda: service.create(owner, NewFinding(title="Gap", severity="low")),
+            FindingPatch(title="Gap", severity="low", status="open"),
+        ),
     }[area]
     created = record()
     clock.advance(minutes=1)
@@ -139,8 +164,9 @@ def test_a_rejected_write_records_nothing(platform, owner, announced) -> None:
     ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.test"))
     vendor = platform.vendors.create(owner, NewVendor(name="Cloud Co"))
     with pytest.raises(Conflict):
-        platform.people.bulk_create(owner, [{"name": "Bo", "email": "bo@acme.test"},
-                                            {"name": "Ann", "email": "ann@acme.test"}])
+        platform.people.bulk_create(
+            owner, [{"name": "Bo", "email": "bo@acme.test"}, {"name": "Ann", "email": "ann@acme.test"}]
+        )
     with pytest.raises(ValidationError):
         platform.vendors.update(owner, vendor.id, VendorPatch(country="US", processes_personal_data=True))
     with pytest.raises(ValidationError):
@@ -149,8 +175,9 @@ def test_a_rejected_write_records_nothing(platform, owner, announced) -> None:
     assert len(announced) == 2 and platform.people.get(owner, ann.id) == ann
 
 
-def test_a_write_rolled_back_after_its_event_was_recorded_emits_nothing(platform, owner, announced,
-                                                                        monkeypatch) -> None:
+def test_a_write_rolled_back_after_its_event_was_recorded_emits_nothing(
+    platform, owner, announced, monkeypatch
+) -> None:
     """The idempotency record is written after the vendor and its event: when that fails, the
     whole transaction goes, the event with it."""
     with platform.uow.read() as session:

@@ -40,8 +40,14 @@ def test_no_signal_and_no_outbox_row_for_a_rolled_back_write(platform, owner) ->
     fired = []
     platform.signals.connect(None, lambda message, event: fired.append(message))
     now = platform.clock.now()
-    finding = Finding(id="fnd_x", organization_id=owner.organization_id, title="t", severity=Severity.LOW,
-                      created_at=now, updated_at=now)
+    finding = Finding(
+        id="fnd_x",
+        organization_id=owner.organization_id,
+        title="t",
+        severity=Severity.LOW,
+        created_at=now,
+        updated_at=now,
+    )
     with pytest.raises(RuntimeError):
         with platform.uow.write() as tx:
             tx[FINDINGS].add(finding)

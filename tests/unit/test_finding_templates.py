@@ -15,22 +15,25 @@ from compliance_core.areas.finding_templates import (
 from compliance_core.areas.findings import NewFinding
 from compliance_core.kernel.events import OUTBOX
 
-STALE = NewFindingTemplate(category="evidence_issue", title="Evidence is out of date",
-                           content="The evidence predates the audit period.")
+STALE = NewFindingTemplate(
+    category="evidence_issue", title="Evidence is out of date", content="The evidence predates the audit period."
+)
 
 
 def test_a_finding_made_from_a_template_copies_its_content(platform, owner) -> None:
     template = platform.finding_templates.create(owner, STALE)
-    finding = platform.findings.create(owner, NewFinding(title="Access review", severity="medium",
-                                                         template_id=template.id))
+    finding = platform.findings.create(
+        owner, NewFinding(title="Access review", severity="medium", template_id=template.id)
+    )
     assert finding.content == "The evidence predates the audit period."
     assert finding.template_id == template.id
 
 
 def test_content_given_with_a_template_wins(platform, owner) -> None:
     template = platform.finding_templates.create(owner, STALE)
-    finding = platform.findings.create(owner, NewFinding(title="T", severity="low", content="Own words",
-                                                         template_id=template.id))
+    finding = platform.findings.create(
+        owner, NewFinding(title="T", severity="low", content="Own words", template_id=template.id)
+    )
     assert finding.content == "Own words"
 
 

@@ -40,8 +40,12 @@ def test_severity_change_is_its_own_event_and_other_changes_are_updates(platform
     platform.findings.update(owner, finding.id, FindingPatch(content="TLS 1.0 on the legacy API"))
     platform.findings.update(owner, finding.id, FindingPatch(severity="critical"))
     messages = _outbox(platform)
-    assert [m.type for m in messages] == [FindingCreated.type, FindingUpdated.type, FindingUpdated.type,
-                                          FindingSeverityChanged.type]
+    assert [m.type for m in messages] == [
+        FindingCreated.type,
+        FindingUpdated.type,
+        FindingUpdated.type,
+        FindingSeverityChanged.type,
+    ]
     assert messages[1].payload["previous"] == {"content": ""}
     change = messages[-1].payload
     assert (change["previous"], change["data"]["severity"]) == ({"severity": "medium"}, "critical")
@@ -56,9 +60,12 @@ def test_an_update_that_changes_nothing_is_not_a_change(platform, owner, clock) 
 
 
 def test_validation(platform, owner) -> None:
-    for fields, field in (({"severity": "high"}, "title"), ({"title": "x", "severity": "urgent"}, "severity"),
-                          ({"title": "x", "severity": "low", "content": "y" * 5001}, "content"),
-                          ({"title": "x", "severity": "low", "type": "nist"}, "type")):
+    for fields, field in (
+        ({"severity": "high"}, "title"),
+        ({"title": "x", "severity": "urgent"}, "severity"),
+        ({"title": "x", "severity": "low", "content": "y" * 5001}, "content"),
+        ({"title": "x", "severity": "low", "type": "nist"}, "type"),
+    ):
         with pytest.raises((ValidationError, TypeError)) as caught:
             NewFinding(**fields)
         if isinstance(caught.value, ValidationError):
@@ -89,7 +96,9 @@ def test_close_and_reopen(platform, owner, clock) -> None:
 def test_filters_roles_and_isolation(platform, owner, actor_as, other_org) -> None:
     high = platform.findings.create(owner, NewFinding(title="A", severity="high", type="iso27001"))
     platform.findings.create(owner, NewFinding(title="B", severity="low", source="penetration_test"))
-    assert [f.id for f in platform.findings.list(owner, FindingFilter(severity="high", type="iso27001")).items] == [high.id]
+    assert [f.id for f in platform.findings.list(owner, FindingFilter(severity="high", type="iso27001")).items] == [
+        high.id
+    ]
     assert platform.findings.list(owner, FindingFilter(severity=Severity.HIGH, source="penetration_test")).total == 0
     with pytest.raises(Forbidden):
         platform.findings.create(actor_as(Role.AUDITOR), NewFinding(title="C", severity="low"))

@@ -11,8 +11,14 @@ from compliance_store.memory import MemoryStore
 
 @pytest.mark.parametrize(
     "kwargs, field, value",
-    [({"page": 0}, "page", 0), ({"page": -3}, "page", -3), ({"per_page": 201}, "perPage", 201),
-     ({"per_page": 0}, "perPage", 0), ({"page": True}, "page", True), ({"per_page": "5"}, "perPage", "5")],
+    [
+        ({"page": 0}, "page", 0),
+        ({"page": -3}, "page", -3),
+        ({"per_page": 201}, "perPage", 201),
+        ({"per_page": 0}, "perPage", 0),
+        ({"page": True}, "page", True),
+        ({"per_page": "5"}, "perPage", "5"),
+    ],
 )
 def test_page_request_rejects_out_of_bounds(kwargs, field, value) -> None:
     with pytest.raises(ValidationError) as caught:

@@ -21,7 +21,9 @@ def test_update_and_email_conflict_on_update(platform, owner) -> None:
     bob = platform.people.create(owner, NewPerson(name="Bob", email="bob@acme.test"))
     with pytest.raises(Conflict):
         platform.people.update(owner, bob.id, PersonPatch(email="ann@acme.test"))
-    moved = platform.people.update(owner, bob.id, PersonPatch(email="robert@acme.test", is_active=False, department="it"))
+    moved = platform.people.update(
+        owner, bob.id, PersonPatch(email="robert@acme.test", is_active=False, department="it")
+    )
     assert (moved.email, moved.is_active, moved.department) == ("robert@acme.test", False, "it")
     platform.people.create(owner, NewPerson(name="New Bob", email="bob@acme.test"))  # the old address is free again
     assert platform.people.list(owner, PersonFilter(is_active=False)).total == 1
@@ -45,8 +47,12 @@ def test_bulk_create_is_all_or_nothing_with_each_bad_entry_named(platform, owner
     assert platform.people.list(owner).total == 1
 
     with pytest.raises(Conflict) as conflict:
-        platform.people.bulk_create(owner, [{"name": "A", "email": "a@acme.test"}, {"name": "T", "email": "taken@acme.test"}])
-    assert conflict.value.details["errors"] == [{"index": 1, "field": "email", "value": "taken@acme.test", "reason": "already exists"}]
+        platform.people.bulk_create(
+            owner, [{"name": "A", "email": "a@acme.test"}, {"name": "T", "email": "taken@acme.test"}]
+        )
+    assert conflict.value.details["errors"] == [
+        {"index": 1, "field": "email", "value": "taken@acme.test", "reason": "already exists"}
+    ]
     assert platform.people.list(owner).total == 1
 
     created = platform.people.bulk_create(owner, [{"name": f"P{n}", "email": f"p{n}@acme.test"} for n in range(5)])
@@ -63,8 +69,12 @@ def test_bulk_limits(platform, owner) -> None:
 def test_bulk_respects_role_ceiling(platform, actor_as) -> None:
     admin = actor_as(Role.ADMIN)
     with pytest.raises(Forbidden) as caught:
-        platform.people.bulk_create(admin, [{"name": "A", "email": "a@a.test"}, {"name": "O", "email": "o@a.test", "role": "owner"}])
-    assert caught.value.details["errors"] == [{"index": 1, "field": "role", "value": "owner", "reason": "above the caller's role"}]
+        platform.people.bulk_create(
+            admin, [{"name": "A", "email": "a@a.test"}, {"name": "O", "email": "o@a.test", "role": "owner"}]
+        )
+    assert caught.value.details["errors"] == [
+        {"index": 1, "field": "role", "value": "owner", "reason": "above the caller's role"}
+    ]
     assert platform.people.list(admin).total == 0
 
 

@@ -52,11 +52,16 @@ def test_signature_mismatches_names_what_disagrees() -> None:
 
         def create(self, actor: Any, data: Any) -> None: ...
 
-    area = Area(name="things", service=lambda context: Drifted(), actions=(VENDOR_READ,), operations=(
-        Operation(name="things.get", action=VENDOR_READ, ids=("thing_id",)),
-        Operation(name="things.create", action=VENDOR_READ, body=NewVendor, idempotent=True),
-        Operation(name="things.list", action=VENDOR_READ, paged=True),
-    ))
+    area = Area(
+        name="things",
+        service=lambda context: Drifted(),
+        actions=(VENDOR_READ,),
+        operations=(
+            Operation(name="things.get", action=VENDOR_READ, ids=("thing_id",)),
+            Operation(name="things.create", action=VENDOR_READ, body=NewVendor, idempotent=True),
+            Operation(name="things.list", action=VENDOR_READ, paged=True),
+        ),
+    )
     assert signature_mismatches(area, Drifted()) == [
         "things.get: takes ('id',), declared ('thing_id',)",
         "things.create: takes ('data',), declared ('data', 'idempotency_key')",
@@ -64,15 +69,18 @@ def test_signature_mismatches_names_what_disagrees() -> None:
     ]
 
 
-@pytest.mark.parametrize(("name", "parameters"), [
-    ("vendors.list", ("filters", "page")),
-    ("vendors.create", ("data", "idempotency_key")),
-    ("vendors.update", ("vendor_id", "patch")),
-    ("vendors.archive", ("vendor_id",)),
-    ("people.bulk_create", ("members", "idempotency_key")),
-    ("api_keys.list", ("page",)),
-    ("organizations.get", ()),
-])
+@pytest.mark.parametrize(
+    ("name", "parameters"),
+    [
+        ("vendors.list", ("filters", "page")),
+        ("vendors.create", ("data", "idempotency_key")),
+        ("vendors.update", ("vendor_id", "patch")),
+        ("vendors.archive", ("vendor_id",)),
+        ("people.bulk_create", ("members", "idempotency_key")),
+        ("api_keys.list", ("page",)),
+        ("organizations.get", ()),
+    ],
+)
 def test_operation_parameters_follow_the_service_convention(name: str, parameters: tuple[str, ...]) -> None:
     assert _operation(name).parameters == parameters
 
@@ -88,14 +96,17 @@ def test_bind_names_the_arguments_the_way_the_service_would() -> None:
     assert listing.bind((), {"page": PageRequest(page=2)}) == {"filters": None, "page": PageRequest(page=2)}
 
 
-@pytest.mark.parametrize(("name", "args", "kwargs"), [
-    ("vendors.create", ("data", "key"), {}),  # idempotency_key is keyword only
-    ("vendors.create", ("data",), {"data": "again"}),
-    ("vendors.create", (), {"idempotency": "k"}),
-    ("vendors.update", (), {"patch": "p"}),  # the id is required
-    ("vendors.get", ("vnd_1", "vnd_2"), {}),
-    ("organizations.get", ("org_1",), {}),
-])
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("vendors.create", ("data", "key"), {}),  # idempotency_key is keyword only
+        ("vendors.create", ("data",), {"data": "again"}),
+        ("vendors.create", (), {"idempotency": "k"}),
+        ("vendors.update", (), {"patch": "p"}),  # the id is required
+        ("vendors.get", ("vnd_1", "vnd_2"), {}),
+        ("organizations.get", ("org_1",), {}),
+    ],
+)
 def test_bind_refuses_what_the_service_would_refuse(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     with pytest.raises(TypeError):
         _operation(name).bind(args, kwargs)
@@ -145,7 +156,10 @@ def test_the_client_has_a_method_per_operation_and_hands_the_transport_the_opera
 def test_the_local_transport_calls_the_services(platform: Platform, owner) -> None:
     client = Client(LocalTransport(platform, owner))
     vendor = client.vendors.create(NewVendor(name="Hosting Co"), idempotency_key="k")
-    assert isinstance(vendor, Vendor) and client.vendors.create(NewVendor(name="Hosting Co"), idempotency_key="k") == vendor
+    assert (
+        isinstance(vendor, Vendor)
+        and client.vendors.create(NewVendor(name="Hosting Co"), idempotency_key="k") == vendor
+    )
     page = client.vendors.list(VendorFilter(), PageRequest(per_page=10))
     assert isinstance(page, Page) and page.items == (vendor,)
     assert client.vendors.get(vendor.id) == platform.vendors.get(owner, vendor.id)
@@ -166,13 +180,17 @@ def _the_record(created: Any, model: type) -> Any:
     return next(value for value in attrs.asdict(created, recurse=False).values() if isinstance(value, model))
 
 
-CREATED = [operation for operation in OPERATIONS
-           if operation.method == "create" and operation.example is not None and not operation.batch]
+CREATED = [
+    operation
+    for operation in OPERATIONS
+    if operation.method == "create" and operation.example is not None and not operation.batch
+]
 
 
 @pytest.mark.parametrize("create", CREATED, ids=[operation.area for operation in CREATED])
-def test_every_create_example_makes_a_record_only_its_organization_reads(platform: Platform, owner, other_org,
-                                                                          create: Operation) -> None:
+def test_every_create_example_makes_a_record_only_its_organization_reads(
+    platform: Platform, owner, other_org, create: Operation
+) -> None:
     """Driven by the declarations: the create operation's example body (wire form) makes a record
     that the area's get and list return to the organization, and nobody else's."""
     client, outsider = Client(LocalTransport(platform, owner)), Client(LocalTransport(platform, other_org))

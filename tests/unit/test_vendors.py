@@ -70,8 +70,13 @@ def test_sub_processor_entries_name_their_position(entry, field, value) -> None:
 
 def test_valid_vendor_is_normalised() -> None:
     vendor = NewVendor(
-        name="  Cloud Co ", country="us", website="https://cloud.example.com", dpa_signed_at="2026-01-31",
-        last_reviewed_at="2026-02-01T10:00:00Z", criticality="critical", dpa_status="signed",
+        name="  Cloud Co ",
+        country="us",
+        website="https://cloud.example.com",
+        dpa_signed_at="2026-01-31",
+        last_reviewed_at="2026-02-01T10:00:00Z",
+        criticality="critical",
+        dpa_status="signed",
         sub_processors=[{"name": "Mail", "country": "de", "purpose_category": "communications"}],
     )
     assert vendor.name == "Cloud Co"
@@ -86,8 +91,15 @@ def test_non_eea_personal_data_needs_a_transfer_mechanism(platform, owner) -> No
         platform.vendors.create(owner, NewVendor(name="US Mail", country="US", processes_personal_data=True))
     assert caught.value.details["field"] == "transferMechanism"
     platform.vendors.create(owner, NewVendor(name="EU Mail", country="FR", processes_personal_data=True))
-    ok = platform.vendors.create(owner, NewVendor(name="US Mail", country="US", processes_personal_data=True,
-                                                  transfer_mechanism="standard_contractual_clauses"))
+    ok = platform.vendors.create(
+        owner,
+        NewVendor(
+            name="US Mail",
+            country="US",
+            processes_personal_data=True,
+            transfer_mechanism="standard_contractual_clauses",
+        ),
+    )
     with pytest.raises(ValidationError):  # the rule holds after a PATCH too
         platform.vendors.update(owner, ok.id, VendorPatch(transfer_mechanism=None))
     assert platform.vendors.get(owner, ok.id).transfer_mechanism == "standard_contractual_clauses"
@@ -104,7 +116,9 @@ def test_create_get_update_archive_restore(platform, owner, clock) -> None:
     assert platform.vendors.get(owner, vendor.id) == vendor
     assert vendor.created_at == vendor.updated_at == clock.now()
     clock.advance(minutes=5)
-    updated = platform.vendors.update(owner, vendor.id, VendorPatch(criticality="critical", website=None, description=None))
+    updated = platform.vendors.update(
+        owner, vendor.id, VendorPatch(criticality="critical", website=None, description=None)
+    )
     assert updated.criticality is Criticality.CRITICAL
     assert updated.name == "Cloud Co" and updated.description == ""
     assert updated.updated_at == clock.now() and updated.created_at == vendor.created_at
@@ -131,17 +145,22 @@ def test_assignee_must_be_a_person_of_the_organization(platform, owner, other_or
     stranger = platform.people.create(other_org, NewPerson(name="Eve", email="eve@globex.test"))
     with pytest.raises(ValidationError) as caught:
         platform.vendors.create(owner, NewVendor(name="X", assignee_id=stranger.id))
-    assert caught.value.details == {"field": "assigneeId", "value": stranger.id,
-                                    "reason": "is not a person in this organization"}
+    assert caught.value.details == {
+        "field": "assigneeId",
+        "value": stranger.id,
+        "reason": "is not a person in this organization",
+    }
     colleague = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.test"))
     assert platform.vendors.create(owner, NewVendor(name="X", assignee_id=colleague.id)).assignee_id == colleague.id
 
 
 def test_another_organizations_vendor_is_not_found(platform, owner, other_org) -> None:
     theirs = platform.vendors.create(other_org, NewVendor(name="Secret Vendor"))
-    for call in (lambda: platform.vendors.get(owner, theirs.id),
-                 lambda: platform.vendors.update(owner, theirs.id, VendorPatch(name="Mine")),
-                 lambda: platform.vendors.archive(owner, theirs.id)):
+    for call in (
+        lambda: platform.vendors.get(owner, theirs.id),
+        lambda: platform.vendors.update(owner, theirs.id, VendorPatch(name="Mine")),
+        lambda: platform.vendors.archive(owner, theirs.id),
+    ):
         with pytest.raises(NotFound) as caught:
             call()
         assert caught.value == NotFound.resource("vendor", theirs.id)

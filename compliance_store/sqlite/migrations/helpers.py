@@ -20,8 +20,9 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _REQUIRED = ("id", "organization_id", "created_at")
 
 
-def create_records_table(db: Database, table: str, columns: Mapping[str, str], *,
-                         filters: Sequence[str] = (), partition: str | None = None) -> None:
+def create_records_table(
+    db: Database, table: str, columns: Mapping[str, str], *, filters: Sequence[str] = (), partition: str | None = None
+) -> None:
     """Create an organization-scoped table as the store reads a ``Records`` declaration.
 
     It makes the table, keyed by ``(organization_id, id)``; its list index ``<table>_list`` on
@@ -73,14 +74,18 @@ def _index(name: str, table: str, columns: Sequence[str]) -> str:
 def _count_triggers(table: str, partition: str | None) -> tuple[str, str, str]:
     def add(row: str) -> str:
         part = f'{row}."{partition}"' if partition else "0"
-        return (f"INSERT INTO list_counts (table_name, organization_id, archived, total) "
-                f"VALUES ('{table}', {row}.organization_id, {part}, 1) "
-                f"ON CONFLICT (table_name, organization_id, archived) DO UPDATE SET total = total + 1;")
+        return (
+            f"INSERT INTO list_counts (table_name, organization_id, archived, total) "
+            f"VALUES ('{table}', {row}.organization_id, {part}, 1) "
+            f"ON CONFLICT (table_name, organization_id, archived) DO UPDATE SET total = total + 1;"
+        )
 
     def remove(row: str) -> str:
         part = f'{row}."{partition}"' if partition else "0"
-        return (f"UPDATE list_counts SET total = total - 1 WHERE table_name = '{table}' "
-                f"AND organization_id = {row}.organization_id AND archived = {part};")
+        return (
+            f"UPDATE list_counts SET total = total - 1 WHERE table_name = '{table}' "
+            f"AND organization_id = {row}.organization_id AND archived = {part};"
+        )
 
     moved = "OLD.organization_id IS NOT NEW.organization_id"
     if partition:
@@ -88,21 +93,27 @@ def _count_triggers(table: str, partition: str | None) -> tuple[str, str, str]:
     return (
         f"CREATE TRIGGER {table}_count_insert AFTER INSERT ON {table} BEGIN {add('NEW')} END",
         f"CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} BEGIN {remove('OLD')} END",
-        (f"CREATE TRIGGER {table}_count_update AFTER UPDATE ON {table} WHEN {moved} "
-         f"BEGIN {remove('OLD')} {add('NEW')} END"),
+        (
+            f"CREATE TRIGGER {table}_count_update AFTER UPDATE ON {table} WHEN {moved} "
+            f"BEGIN {remove('OLD')} {add('NEW')} END"
+        ),
     )
 
 
 def _revision_triggers(table: str) -> tuple[str, str, str, str]:
     def bump(row: str) -> str:
-        return (f"INSERT INTO list_revisions (table_name, organization_id, revision) "
-                f"VALUES ('{table}', {row}.organization_id, 1) "
-                f"ON CONFLICT (table_name, organization_id) DO UPDATE SET revision = revision + 1;")
+        return (
+            f"INSERT INTO list_revisions (table_name, organization_id, revision) "
+            f"VALUES ('{table}', {row}.organization_id, 1) "
+            f"ON CONFLICT (table_name, organization_id) DO UPDATE SET revision = revision + 1;"
+        )
 
     return (
         f"CREATE TRIGGER {table}_revision_insert AFTER INSERT ON {table} BEGIN {bump('NEW')} END",
         f"CREATE TRIGGER {table}_revision_delete AFTER DELETE ON {table} BEGIN {bump('OLD')} END",
         f"CREATE TRIGGER {table}_revision_update AFTER UPDATE ON {table} BEGIN {bump('NEW')} END",
-        (f"CREATE TRIGGER {table}_revision_move AFTER UPDATE ON {table} "
-         f"WHEN OLD.organization_id IS NOT NEW.organization_id BEGIN {bump('OLD')} END"),
+        (
+            f"CREATE TRIGGER {table}_revision_move AFTER UPDATE ON {table} "
+            f"WHEN OLD.organization_id IS NOT NEW.organization_id BEGIN {bump('OLD')} END"
+        ),
     )

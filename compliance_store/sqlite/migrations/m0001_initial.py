@@ -13,7 +13,7 @@ from sqlite_utils import Database
 __all__ = ["apply"]
 
 _STATEMENTS = (
-    '''CREATE TABLE "organizations" (
+    """CREATE TABLE "organizations" (
    "id" TEXT PRIMARY KEY NOT NULL,
    "name" TEXT NOT NULL,
    "plan" TEXT NOT NULL,
@@ -21,8 +21,8 @@ _STATEMENTS = (
    "rate_limit_burst" INTEGER,
    "created_at" TEXT NOT NULL,
    "updated_at" TEXT NOT NULL
-)''',
-    '''CREATE TABLE "api_keys" (
+)""",
+    """CREATE TABLE "api_keys" (
    "id" TEXT PRIMARY KEY NOT NULL,
    "organization_id" TEXT NOT NULL,
    "name" TEXT NOT NULL,
@@ -34,18 +34,18 @@ _STATEMENTS = (
    "revoked_at" TEXT,
    "last_used_at" TEXT,
    "created_by" TEXT
-)''',
-    '''CREATE UNIQUE INDEX "api_keys_secret_hash"
-    ON "api_keys" ("secret_hash")''',
-    '''CREATE INDEX "api_keys_list"
-    ON "api_keys" ("organization_id", "created_at", "id")''',
-    '''CREATE TABLE "key_usage" (
+)""",
+    """CREATE UNIQUE INDEX "api_keys_secret_hash"
+    ON "api_keys" ("secret_hash")""",
+    """CREATE INDEX "api_keys_list"
+    ON "api_keys" ("organization_id", "created_at", "id")""",
+    """CREATE TABLE "key_usage" (
    "key_id" TEXT NOT NULL,
    "day" TEXT NOT NULL,
    "requests" INTEGER NOT NULL,
    PRIMARY KEY ("key_id", "day")
-)''',
-    '''CREATE TABLE "vendors" (
+)""",
+    """CREATE TABLE "vendors" (
    "id" TEXT NOT NULL,
    "organization_id" TEXT NOT NULL,
    "name" TEXT NOT NULL,
@@ -75,26 +75,26 @@ _STATEMENTS = (
    "created_at" TEXT NOT NULL,
    "updated_at" TEXT NOT NULL,
    PRIMARY KEY ("organization_id", "id")
-)''',
-    '''CREATE INDEX "vendors_list"
-    ON "vendors" ("organization_id", "archived", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_criticality"
-    ON "vendors" ("organization_id", "archived", "criticality", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_processes_personal_data"
-    ON "vendors" ("organization_id", "archived", "processes_personal_data", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_ict_service"
-    ON "vendors" ("organization_id", "archived", "ict_service", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_category"
-    ON "vendors" ("organization_id", "archived", "category", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_country"
-    ON "vendors" ("organization_id", "archived", "country", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_dpa_status"
-    ON "vendors" ("organization_id", "archived", "dpa_status", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_status"
-    ON "vendors" ("organization_id", "archived", "status", "created_at", "id")''',
-    '''CREATE INDEX "vendors_by_assignee_id"
-    ON "vendors" ("organization_id", "archived", "assignee_id", "created_at", "id")''',
-    '''CREATE TABLE "people" (
+)""",
+    """CREATE INDEX "vendors_list"
+    ON "vendors" ("organization_id", "archived", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_criticality"
+    ON "vendors" ("organization_id", "archived", "criticality", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_processes_personal_data"
+    ON "vendors" ("organization_id", "archived", "processes_personal_data", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_ict_service"
+    ON "vendors" ("organization_id", "archived", "ict_service", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_category"
+    ON "vendors" ("organization_id", "archived", "category", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_country"
+    ON "vendors" ("organization_id", "archived", "country", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_dpa_status"
+    ON "vendors" ("organization_id", "archived", "dpa_status", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_status"
+    ON "vendors" ("organization_id", "archived", "status", "created_at", "id")""",
+    """CREATE INDEX "vendors_by_assignee_id"
+    ON "vendors" ("organization_id", "archived", "assignee_id", "created_at", "id")""",
+    """CREATE TABLE "people" (
    "id" TEXT NOT NULL,
    "organization_id" TEXT NOT NULL,
    "name" TEXT NOT NULL,
@@ -106,18 +106,18 @@ _STATEMENTS = (
    "created_at" TEXT NOT NULL,
    "updated_at" TEXT NOT NULL,
    PRIMARY KEY ("organization_id", "id")
-)''',
-    '''CREATE UNIQUE INDEX "people_email"
-    ON "people" ("organization_id", "email")''',
-    '''CREATE INDEX "people_list"
-    ON "people" ("organization_id", "created_at", "id")''',
-    '''CREATE INDEX "people_by_role"
-    ON "people" ("organization_id", "role", "created_at", "id")''',
-    '''CREATE INDEX "people_by_department"
-    ON "people" ("organization_id", "department", "created_at", "id")''',
-    '''CREATE INDEX "people_by_is_active"
-    ON "people" ("organization_id", "is_active", "created_at", "id")''',
-    '''CREATE TABLE "findings" (
+)""",
+    """CREATE UNIQUE INDEX "people_email"
+    ON "people" ("organization_id", "email")""",
+    """CREATE INDEX "people_list"
+    ON "people" ("organization_id", "created_at", "id")""",
+    """CREATE INDEX "people_by_role"
+    ON "people" ("organization_id", "role", "created_at", "id")""",
+    """CREATE INDEX "people_by_department"
+    ON "people" ("organization_id", "department", "created_at", "id")""",
+    """CREATE INDEX "people_by_is_active"
+    ON "people" ("organization_id", "is_active", "created_at", "id")""",
+    """CREATE TABLE "findings" (
    "id" TEXT NOT NULL,
    "organization_id" TEXT NOT NULL,
    "title" TEXT NOT NULL,
@@ -132,18 +132,18 @@ _STATEMENTS = (
    "updated_at" TEXT NOT NULL,
    "closed_at" TEXT,
    PRIMARY KEY ("organization_id", "id")
-)''',
-    '''CREATE INDEX "findings_list"
-    ON "findings" ("organization_id", "created_at", "id")''',
-    '''CREATE INDEX "findings_by_status"
-    ON "findings" ("organization_id", "status", "created_at", "id")''',
-    '''CREATE INDEX "findings_by_severity"
-    ON "findings" ("organization_id", "severity", "created_at", "id")''',
-    '''CREATE INDEX "findings_by_type"
-    ON "findings" ("organization_id", "type", "created_at", "id")''',
-    '''CREATE INDEX "findings_by_source"
-    ON "findings" ("organization_id", "source", "created_at", "id")''',
-    '''CREATE TABLE "idempotency" (
+)""",
+    """CREATE INDEX "findings_list"
+    ON "findings" ("organization_id", "created_at", "id")""",
+    """CREATE INDEX "findings_by_status"
+    ON "findings" ("organization_id", "status", "created_at", "id")""",
+    """CREATE INDEX "findings_by_severity"
+    ON "findings" ("organization_id", "severity", "created_at", "id")""",
+    """CREATE INDEX "findings_by_type"
+    ON "findings" ("organization_id", "type", "created_at", "id")""",
+    """CREATE INDEX "findings_by_source"
+    ON "findings" ("organization_id", "source", "created_at", "id")""",
+    """CREATE TABLE "idempotency" (
    "organization_id" TEXT NOT NULL,
    "principal" TEXT NOT NULL,
    "key" TEXT NOT NULL,
@@ -152,15 +152,15 @@ _STATEMENTS = (
    "result" TEXT NOT NULL,
    "created_at" TEXT NOT NULL,
    PRIMARY KEY ("organization_id", "principal", "key")
-)''',
-    '''CREATE INDEX "idempotency_created_at"
-    ON "idempotency" ("created_at")''',
-    '''CREATE TABLE "rate_limit_buckets" (
+)""",
+    """CREATE INDEX "idempotency_created_at"
+    ON "idempotency" ("created_at")""",
+    """CREATE TABLE "rate_limit_buckets" (
    "key_id" TEXT PRIMARY KEY NOT NULL,
    "tokens" REAL NOT NULL,
    "updated_at" TEXT NOT NULL
-)''',
-    '''CREATE TABLE "outbox" (
+)""",
+    """CREATE TABLE "outbox" (
    "id" TEXT PRIMARY KEY NOT NULL,
    "type" TEXT NOT NULL,
    "organization_id" TEXT NOT NULL,
@@ -168,9 +168,9 @@ _STATEMENTS = (
    "payload" TEXT NOT NULL,
    "occurred_at" TEXT NOT NULL,
    "published_at" TEXT
-)''',
-    '''CREATE INDEX "outbox_pending"
-    ON "outbox" ("published_at", "occurred_at", "id")''',
+)""",
+    """CREATE INDEX "outbox_pending"
+    ON "outbox" ("published_at", "occurred_at", "id")""",
 )
 
 

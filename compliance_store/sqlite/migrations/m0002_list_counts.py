@@ -14,13 +14,13 @@ from sqlite_utils import Database
 
 __all__ = ["apply"]
 
-_LIST_COUNTS = '''CREATE TABLE "list_counts" (
+_LIST_COUNTS = """CREATE TABLE "list_counts" (
    "table_name" TEXT NOT NULL,
    "organization_id" TEXT NOT NULL,
    "archived" INTEGER NOT NULL,
    "total" INTEGER NOT NULL,
    PRIMARY KEY ("table_name", "organization_id", "archived")
-)'''
+)"""
 
 
 def _count_triggers(table: str, partition: str | None) -> str:
@@ -29,14 +29,18 @@ def _count_triggers(table: str, partition: str | None) -> str:
 
     def add(row: str) -> str:
         organization, archived = key(row)
-        return (f"INSERT INTO list_counts (table_name, organization_id, archived, total) "
-                f"VALUES ('{table}', {organization}, {archived}, 1) "
-                f"ON CONFLICT (table_name, organization_id, archived) DO UPDATE SET total = total + 1;")
+        return (
+            f"INSERT INTO list_counts (table_name, organization_id, archived, total) "
+            f"VALUES ('{table}', {organization}, {archived}, 1) "
+            f"ON CONFLICT (table_name, organization_id, archived) DO UPDATE SET total = total + 1;"
+        )
 
     def remove(row: str) -> str:
         organization, archived = key(row)
-        return (f"UPDATE list_counts SET total = total - 1 WHERE table_name = '{table}' "
-                f"AND organization_id = {organization} AND archived = {archived};")
+        return (
+            f"UPDATE list_counts SET total = total - 1 WHERE table_name = '{table}' "
+            f"AND organization_id = {organization} AND archived = {archived};"
+        )
 
     moved = "OLD.organization_id IS NOT NEW.organization_id"
     if partition:
@@ -51,12 +55,18 @@ def _count_triggers(table: str, partition: str | None) -> str:
 
 def apply(db: Database) -> None:
     db.execute(_LIST_COUNTS)
-    db.execute("INSERT INTO list_counts (table_name, organization_id, archived, total) "
-               "SELECT 'vendors', organization_id, archived, count(*) FROM vendors GROUP BY organization_id, archived")
+    db.execute(
+        "INSERT INTO list_counts (table_name, organization_id, archived, total) "
+        "SELECT 'vendors', organization_id, archived, count(*) FROM vendors GROUP BY organization_id, archived"
+    )
     db.executescript(_count_triggers("vendors", "archived"))
-    db.execute("INSERT INTO list_counts (table_name, organization_id, archived, total) "
-               "SELECT 'people', organization_id, 0, count(*) FROM people GROUP BY organization_id")
+    db.execute(
+        "INSERT INTO list_counts (table_name, organization_id, archived, total) "
+        "SELECT 'people', organization_id, 0, count(*) FROM people GROUP BY organization_id"
+    )
     db.executescript(_count_triggers("people", None))
-    db.execute("INSERT INTO list_counts (table_name, organization_id, archived, total) "
-               "SELECT 'findings', organization_id, 0, count(*) FROM findings GROUP BY organization_id")
+    db.execute(
+        "INSERT INTO list_counts (table_name, organization_id, archived, total) "
+        "SELECT 'findings', organization_id, 0, count(*) FROM findings GROUP BY organization_id"
+    )
     db.executescript(_count_triggers("findings", None))

@@ -17,9 +17,11 @@ __all__ = ["apply"]
 
 def _revision_triggers(table: str) -> str:
     def bump(row: str) -> str:
-        return (f"INSERT INTO list_revisions (table_name, organization_id, revision) "
-                f"VALUES ('{table}', {row}.organization_id, 1) "
-                f"ON CONFLICT (table_name, organization_id) DO UPDATE SET revision = revision + 1;")
+        return (
+            f"INSERT INTO list_revisions (table_name, organization_id, revision) "
+            f"VALUES ('{table}', {row}.organization_id, 1) "
+            f"ON CONFLICT (table_name, organization_id) DO UPDATE SET revision = revision + 1;"
+        )
 
     return f"""
         CREATE TRIGGER {table}_revision_insert AFTER INSERT ON {table} BEGIN {bump("NEW")} END;

@@ -13,14 +13,19 @@ __all__ = ["apply"]
 
 
 def apply(db: Database) -> None:
-    create_records_table(db, "finding_templates", {
-        "id": "TEXT NOT NULL",
-        "organization_id": "TEXT NOT NULL",
-        "category": "TEXT NOT NULL",
-        "title": "TEXT NOT NULL",
-        "content": "TEXT NOT NULL",
-        "order": "INTEGER NOT NULL",
-        "created_at": "TEXT NOT NULL",
-        "updated_at": "TEXT NOT NULL",
-    }, filters=("category",))
+    create_records_table(
+        db,
+        "finding_templates",
+        {
+            "id": "TEXT NOT NULL",
+            "organization_id": "TEXT NOT NULL",
+            "category": "TEXT NOT NULL",
+            "title": "TEXT NOT NULL",
+            "content": "TEXT NOT NULL",
+            "order": "INTEGER NOT NULL",
+            "created_at": "TEXT NOT NULL",
+            "updated_at": "TEXT NOT NULL",
+        },
+        filters=("category",),
+    )
     db.execute('ALTER TABLE "findings" ADD COLUMN "template_id" TEXT')
