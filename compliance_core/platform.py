@@ -3,6 +3,7 @@ service. Nothing else in core constructs adapters, and nothing happens at import
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.metadata
 from collections.abc import Sequence
 from typing import Any
@@ -13,9 +14,10 @@ from .access import AccessService
 from .areas import AREAS
 from .areas.api_keys import API_KEYS, IssuedKey, NewApiKey
 from .areas.organizations import ORGANIZATIONS, Organization, Plan
-from .kernel.clock import Clock, SystemClock
+from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
 from .kernel.events import Signals
+from .kernel.idempotency import IDEMPOTENCY, RETENTION
 from .kernel.ids import IdGenerator, RandomIds
 from .kernel.pagination import DEFAULT_BUDGET, PageCache
 from .kernel.permissions import Actor, Role
@@ -131,6 +133,22 @@ class Platform:
         with self.uow.read() as session:
             require(session[ORGANIZATIONS].get(organization_id), "organization", organization_id)
         return Actor(organization_id=organization_id, role=Role.parse(role), auth_type="local")
+
+    def purge_idempotency(self, now: dt.datetime | None = None) -> int:
+        """Delete the idempotency records older than the 24-hour retention, in one write, and
+        return how many were deleted.
+
+        An expired record is never replayed anyway (a repeat after 24 hours runs again); this
+        only keeps the table from growing for ever. The HTTP server calls it periodically and
+        ``compliance maintenance`` on demand; running it twice, or from several processes at
+        once, is harmless.
+
+        :param now: the time to count the 24 hours back from (default: the platform's clock; a
+            naive value is taken as UTC)
+        """
+        cutoff = utc(now if now is not None else self.clock.now()) - RETENTION
+        with self.uow.write() as tx:
+            return tx[IDEMPOTENCY].purge(cutoff)
 
     def health(self) -> dict[str, Any]:
         store = self.store.health()

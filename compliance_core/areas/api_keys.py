@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 import attrs
 
-from ..kernel.errors import ValidationError, require
+from ..kernel.errors import Conflict, ValidationError, require
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageRequest
@@ -40,6 +40,7 @@ __all__ = [
     "API_KEY_CREATE",
     "API_KEY_READ",
     "API_KEY_REVOKE",
+    "LAST_OWNER_KEY",
     "ApiKeyCreated",
     "ApiKeyRevoked",
     "AREA",
@@ -130,6 +131,11 @@ class ApiKeyRepository(Protocol):
 
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]: ...
 
+    def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:
+        """How many of the organization's keys with ``role`` are active at ``now``: not revoked,
+        and without an expiry or expiring after ``now`` (what ``ApiKey.status`` calls active)."""
+        ...
+
     def record_use(self, key_id: str, at: dt.datetime, count: int = 1) -> None:
         """Count ``count`` requests on ``at``'s UTC day and set ``last_used_at`` to ``at``
         unless it is already later."""
@@ -142,6 +148,11 @@ API_KEYS: Repo[ApiKeyRepository] = Repo("api_keys")
 API_KEY_CREATE = Action("api_key:create", MANAGERS)
 API_KEY_READ = Action("api_key:read", MANAGERS)
 API_KEY_REVOKE = Action("api_key:revoke", MANAGERS)
+
+
+LAST_OWNER_KEY = "the organization's last active owner key cannot be revoked; create another owner key first"
+"""Why revoking the only active Owner key is a ``Conflict``: nobody could manage the
+organization's keys afterwards."""
 
 
 class ApiKeyCreated(Event):
@@ -205,13 +216,29 @@ class ApiKeyService:
             return require(session[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
 
     def revoke(self, actor: Actor, key_id: str) -> ApiKey:
+        """Revoke a key (revoking a revoked key returns it unchanged).
+
+        The organization's last active Owner key cannot be revoked (``Conflict``): the count
+        and the revocation happen in one write transaction, and stores serialise writers, so two
+        owners revoking each other's keys at once cannot both succeed.
+        """
         authorize(actor, API_KEY_REVOKE)
         with self.uow.write() as tx:
             key = require(tx[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
             ensure_can_grant(actor, key.role)
             if key.revoked_at is not None:
                 return key
-            revoked = attrs.evolve(key, revoked_at=self.uow.clock.now())
+            now = self.uow.clock.now()
+            if (
+                key.role == Role.OWNER
+                and key.status(now) == "active"
+                and tx[API_KEYS].count_active(actor.organization_id, Role.OWNER, now) <= 1
+            ):
+                raise Conflict(
+                    LAST_OWNER_KEY,
+                    {"field": "keyId", "value": key.id, "reason": "is the organization's last active owner key"},
+                )
+            revoked = attrs.evolve(key, revoked_at=now)
             tx[API_KEYS].update(revoked)
             tx.record(
                 ApiKeyRevoked(organization_id=actor.organization_id, subject=revoked, previous={"revoked_at": None})

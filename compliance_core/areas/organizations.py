@@ -92,6 +92,10 @@ class OrganizationRepository(Protocol):
 
     def count(self) -> int: ...
 
+    def list_all(self) -> list[Organization]:
+        """Every organization, oldest first (operators: ``compliance org list``)."""
+        ...
+
 
 ORGANIZATIONS: Repo[OrganizationRepository] = Repo("organizations")
 ORGANIZATION_READ = Action("organization:read", MEMBERS)

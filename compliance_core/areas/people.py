@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ..kernel.errors import Conflict, Forbidden, ValidationError
+from ..kernel.errors import MAX_ECHO_CHARS, Conflict, Forbidden, ValidationError, bounded, cut_text
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
@@ -142,26 +142,29 @@ class PersonUpdated(Event):
     type = "person.updated"
 
 
+def _entry_error(index: int, field: str | None, value: Any, reason: str) -> dict[str, Any]:
+    """One bad entry, its field and value echoed bounded like ``ValidationError.field``'s."""
+    shown, truncated = bounded(value)
+    name = None if field is None else cut_text(str(field), MAX_ECHO_CHARS)
+    error: dict[str, Any] = {"index": index, "field": name, "value": shown, "reason": reason}
+    if truncated or (field is not None and name != str(field)):
+        error["truncated"] = True
+    return error
+
+
 def _entry(index: int, item: Any) -> NewPerson:
     """One bulk entry, with the entry's index in any error."""
     if isinstance(item, NewPerson):
         return item
     if not isinstance(item, Mapping):
-        raise ValidationError(
-            "entry must be an object", {"index": index, "field": None, "value": item, "reason": "must be an object"}
-        )
+        raise ValidationError("entry must be an object", _entry_error(index, None, item, "must be an object"))
     known = {f.name for f in _NEW}
     for key in item:
         if key not in known:
-            raise ValidationError(
-                "unknown field",
-                {"index": index, "field": wire_name(str(key)), "value": item[key], "reason": "unknown field"},
-            )
+            raise ValidationError("unknown field", _entry_error(index, wire_name(str(key)), item[key], "unknown field"))
     for key in ("name", "email"):
         if key not in item:
-            raise ValidationError(
-                "missing field", {"index": index, "field": key, "value": None, "reason": "is required"}
-            )
+            raise ValidationError("missing field", _entry_error(index, key, None, "is required"))
     try:
         return NewPerson(**item)
     except ValidationError as error:
@@ -180,7 +183,7 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
     if not 1 <= len(members) <= MAX_BULK:
         raise ValidationError.field("members", len(members), f"must hold 1 to {MAX_BULK} entries")
     entries: list[NewPerson] = []
-    errors: list[dict[str, Any]] = list(extra_errors)
+    errors = [_entry_error(e["index"], e.get("field"), e.get("value"), e.get("reason", "")) for e in extra_errors]
     seen: dict[str, int] = {}
     for index, item in enumerate(members):
         try:

@@ -21,6 +21,7 @@ from ..kernel.uow import UnitOfWork
 from ..kernel.validation import (
     EEA_COUNTRIES,
     UNSET,
+    Checked,
     Patch,
     Unset,
     blank_text,
@@ -31,7 +32,9 @@ from ..kernel.validation import (
     optional_choice,
     optional_country,
     optional_id,
+    optional_text,
     patch_field,
+    register_schema,
     text,
     url,
     wire_name,
@@ -39,6 +42,8 @@ from ..kernel.validation import (
 
 __all__ = [
     "VendorCategory",
+    "VENDOR_CATEGORY_SUGGESTIONS",
+    "DEFAULT_VENDOR_CATEGORY",
     "VendorStatus",
     "Likelihood",
     "Impact",
@@ -67,6 +72,11 @@ __all__ = [
 
 
 class VendorCategory(enum.StrEnum):
+    """Suggested vendor categories, nothing more: the spec makes ``category`` free-form text, so
+    ``Vendor.category`` is a ``str`` (1 to 100 characters) and any text is accepted ("Cloud
+    hosting"). These values are what the OpenAPI description suggests; a member still works
+    wherever a category string does."""
+
     CLOUD = "cloud"
     INFRASTRUCTURE = "infrastructure"
     SOFTWARE_AS_A_SERVICE = "software_as_a_service"
@@ -75,6 +85,12 @@ class VendorCategory(enum.StrEnum):
     SALES = "sales"
     HR = "hr"
     OTHER = "other"
+
+
+VENDOR_CATEGORY_SUGGESTIONS: tuple[str, ...] = tuple(member.value for member in VendorCategory)
+"""Categories to suggest (documentation, forms); ``category`` accepts any text."""
+DEFAULT_VENDOR_CATEGORY = "other"
+MAX_CATEGORY_LENGTH = 100
 
 
 class VendorStatus(enum.StrEnum):
@@ -171,8 +187,8 @@ def _sub_processor(where: str, item: Any) -> SubProcessor:
     try:
         checked = _SubProcessorInput(**item)
     except ValidationError as error:
-        inner = error.details["field"]
-        raise ValidationError.field(f"{where}.{inner}", error.details["value"], error.details["reason"]) from None
+        details = {**error.details, "field": f"{where}.{error.details['field']}"}  # value already bounded
+        raise ValidationError(f"{details['field']}: {details['reason']}", details) from None
     return SubProcessor(name=checked.name, country=checked.country, purpose_category=checked.purpose_category)
 
 
@@ -188,7 +204,16 @@ def _sub_processors(value: Any, field: attrs.Attribute) -> Any:
     return tuple(_sub_processor(f"subProcessors[{index}]", item) for index, item in enumerate(value))
 
 
-sub_processors = attrs.Converter(_sub_processors, takes_field=True)
+sub_processors = register_schema(
+    Checked(_sub_processors, takes_field=True),
+    {
+        "type": "array",
+        "maxItems": MAX_SUB_PROCESSORS,
+        "nullable": True,
+        "description": "null means none",
+        "items": _SubProcessorInput,
+    },
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -197,7 +222,8 @@ class Vendor:
     organization_id: str
     name: str
     description: str = ""
-    category: VendorCategory = VendorCategory.OTHER
+    category: str = DEFAULT_VENDOR_CATEGORY
+    """Free text (see ``VENDOR_CATEGORY_SUGGESTIONS``)."""
     status: VendorStatus = VendorStatus.NOT_ASSESSED
     inherent_probability: Likelihood = Likelihood.VERY_UNLIKELY
     inherent_impact: Impact = Impact.INSIGNIFICANT
@@ -223,11 +249,17 @@ class Vendor:
     updated_at: dt.datetime
 
 
+_CATEGORY = register_schema(
+    text(MAX_CATEGORY_LENGTH),
+    {"description": f"free text; suggested values: {', '.join(VENDOR_CATEGORY_SUGGESTIONS)}"},
+)
+
+
 @attrs.frozen(kw_only=True)
 class NewVendor:
     name: str = attrs.field(converter=text(255))
     description: str = attrs.field(default="", converter=blank_text(5000))
-    category: VendorCategory = attrs.field(default=VendorCategory.OTHER, converter=choice(VendorCategory))
+    category: str = attrs.field(default=DEFAULT_VENDOR_CATEGORY, converter=_CATEGORY)
     status: VendorStatus = attrs.field(default=VendorStatus.NOT_ASSESSED, converter=choice(VendorStatus))
     inherent_probability: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
     inherent_impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
@@ -260,7 +292,7 @@ class VendorPatch(Patch):
 
     name: str | Unset = patch_field(_NEW.name.converter)
     description: str | None | Unset = patch_field(_NEW.description.converter)
-    category: VendorCategory | Unset = patch_field(_NEW.category.converter)
+    category: str | Unset = patch_field(_NEW.category.converter)
     status: VendorStatus | Unset = patch_field(_NEW.status.converter)
     inherent_probability: Likelihood | Unset = patch_field(_NEW.inherent_probability.converter)
     inherent_impact: Impact | Unset = patch_field(_NEW.inherent_impact.converter)
@@ -290,7 +322,8 @@ class VendorFilter:
     criticality: Criticality | None = attrs.field(default=None, converter=optional_choice(Criticality))
     processes_personal_data: bool | None = None
     ict_service: bool | None = None
-    category: VendorCategory | None = attrs.field(default=None, converter=optional_choice(VendorCategory))
+    category: str | None = attrs.field(default=None, converter=optional_text(MAX_CATEGORY_LENGTH))
+    """Exact match on the stored (trimmed) text."""
     country: str | None = attrs.field(default=None, converter=optional_country)
     dpa_status: DpaStatus | None = attrs.field(default=None, converter=optional_choice(DpaStatus))
     status: VendorStatus | None = attrs.field(default=None, converter=optional_choice(VendorStatus))

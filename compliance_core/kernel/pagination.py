@@ -16,21 +16,30 @@ import attrs
 
 from .errors import ValidationError
 
-__all__ = ["PageRequest", "Page", "PageCache", "DEFAULT_BUDGET", "DEFAULT_PER_PAGE", "MAX_PER_PAGE"]
+__all__ = ["PageRequest", "Page", "PageCache", "DEFAULT_BUDGET", "DEFAULT_PER_PAGE", "MAX_PER_PAGE", "MAX_PAGE"]
 
 T = TypeVar("T")
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 200
+MAX_PAGE = 10_000_000
+"""The largest page number a list takes: two billion rows at the largest page size, far beyond
+any organization's list, while an absurd page (10**12) is refused as such instead of becoming
+an offset no store should be asked for."""
 
 
 @attrs.frozen(kw_only=True)
 class PageRequest:
+    """Which page of a list: ``page`` from 1 to ``MAX_PAGE``, ``per_page`` from 1 to
+    ``MAX_PER_PAGE``; anything else is a ``ValidationError`` naming ``page`` or ``perPage``."""
+
     page: int = 1
     per_page: int = DEFAULT_PER_PAGE
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.page, bool) or not isinstance(self.page, int) or self.page < 1:
             raise ValidationError.field("page", self.page, "must be an integer of at least 1")
+        if self.page > MAX_PAGE:
+            raise ValidationError.field("page", self.page, f"is too large (at most {MAX_PAGE})")
         if (
             isinstance(self.per_page, bool)
             or not isinstance(self.per_page, int)

@@ -16,6 +16,7 @@ from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.idempotency import IdempotencyRecord
 from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.permissions import Role
 from compliance_core.kernel.ratelimit import Bucket
 
 if TYPE_CHECKING:
@@ -80,13 +81,26 @@ class MemoryOrganizations(_Repo):
     def count(self) -> int:
         return len(self.t.data["organizations"])
 
+    def list_all(self) -> list[Organization]:
+        return sorted(self.t.values("organizations"), key=lambda o: (o.created_at, o.id))
+
 
 class MemoryApiKeys(_Repo):
+    """Keys by id, an index by hash, and one of each organization's key ids (``org_keys``, a
+    frozenset replaced on each add, so the journal can undo it), so listing or counting an
+    organization's keys reads only that organization's."""
+
     def add(self, key: ApiKey) -> None:
         if self.t.get("key_hashes", key.secret_hash) is not None:
             raise Conflict("an API key with this value already exists")
         self.t.set("api_keys", key.id, key)
         self.t.set("key_hashes", key.secret_hash, key.id)
+        mine = self.t.get("org_keys", key.organization_id) or frozenset()
+        self.t.set("org_keys", key.organization_id, mine | {key.id})
+
+    def _keys_of(self, organization_id: str) -> builtins.list[ApiKey]:
+        ids = self.t.get("org_keys", organization_id) or frozenset()
+        return [self.t.get("api_keys", key_id) for key_id in ids]
 
     def update(self, key: ApiKey) -> None:
         self.t.set("api_keys", key.id, key)
@@ -100,7 +114,14 @@ class MemoryApiKeys(_Repo):
         return None if key_id is None else self.t.get("api_keys", key_id)
 
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
-        return _page(self.t.values("api_keys"), lambda k: k.organization_id == organization_id, page)
+        return _page(self._keys_of(organization_id), lambda k: k.organization_id == organization_id, page)
+
+    def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:
+        return sum(
+            1
+            for k in self._keys_of(organization_id)
+            if k.organization_id == organization_id and k.role == role and k.status(now) == "active"
+        )
 
     def record_use(self, key_id: str, at: dt.datetime, count: int = 1) -> None:
         day = (key_id, at.date())

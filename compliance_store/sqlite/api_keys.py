@@ -13,6 +13,7 @@ from compliance_core.areas.api_keys import ApiKey, DailyUsage
 from compliance_core.kernel.clock import utc
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.permissions import Role
 
 from .codec import Mapper, decode_date, encode_date, encode_timestamp
 from .listing import PagedQuery
@@ -29,6 +30,11 @@ _COUNT_USE = (
 # ISO 8601 UTC text sorts in time order, so the later stamp wins.
 _TOUCH = "UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?1)"
 _USAGE = "SELECT day, requests FROM key_usage WHERE key_id = ? AND day >= ? ORDER BY day"
+# Served by the partial index api_keys_active_by_role (migration 0005) alone.
+_COUNT_ACTIVE = (
+    "SELECT count(*) FROM api_keys WHERE organization_id = ? AND role = ? AND revoked_at IS NULL "
+    "AND (expires_at IS NULL OR expires_at > ?)"
+)
 
 
 class SqliteApiKeys:
@@ -65,6 +71,10 @@ class SqliteApiKeys:
 
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
         return self._pages.run(self._conn, organization_id, None, page)
+
+    def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:
+        row = self._conn.execute(_COUNT_ACTIVE, (organization_id, Role(role).value, encode_timestamp(now))).fetchone()
+        return int(row[0])
 
     def record_use(self, key_id: str, at: dt.datetime, count: int = 1) -> None:
         """Count ``count`` requests on ``at``'s UTC day and stamp the key, inside the caller's transaction."""

@@ -39,3 +39,6 @@ class SqliteOrganizations:
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT count(*) FROM organizations").fetchone()[0])
+
+    def list_all(self) -> list[Organization]:
+        return self._mapper.from_rows(self._conn.execute(f"{self._mapper.select_sql} ORDER BY created_at, id"))

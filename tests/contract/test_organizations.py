@@ -53,3 +53,15 @@ def test_the_platform_reads_back_what_it_bootstrapped(platform: Platform) -> Non
     updated = platform.organizations.set_plan(actor, "starter")
     assert platform.organizations.get(actor) == updated
     assert updated.plan is Plan.STARTER
+
+
+def test_list_all_gives_every_organization_oldest_first(store: Store) -> None:
+    older = samples.organization("org_b", created_at=samples.at(-60))
+    newer = samples.organization("org_a", created_at=samples.at(60))
+    with store.session(write=False) as session:
+        assert session[ORGANIZATIONS].list_all() == []
+    with store.session(write=True) as session:
+        session[ORGANIZATIONS].add(newer)
+        session[ORGANIZATIONS].add(older)
+    with store.session(write=False) as session:
+        assert session[ORGANIZATIONS].list_all() == [older, newer]

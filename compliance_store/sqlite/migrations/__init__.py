@@ -19,6 +19,7 @@ from . import (
     m0002_list_counts,
     m0003_list_revisions,
     m0004_finding_templates,
+    m0005_active_keys_by_role,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -31,6 +32,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0002_list_counts", m0002_list_counts.apply),
     ("0003_list_revisions", m0003_list_revisions.apply),
     ("0004_finding_templates", m0004_finding_templates.apply),
+    ("0005_active_keys_by_role", m0005_active_keys_by_role.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
