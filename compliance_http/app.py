@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 import falcon
+from falcon.routing import map_http_methods
 
 from compliance_core.client import HEALTH
 from compliance_core.platform import Platform
@@ -55,10 +56,26 @@ def create_app(platform: Platform, *, routes: tuple[Route, ...] = ROUTES) -> fal
 
     for path, group in by_path.items():
         names = {e.operation.name for e in group}
+        resource: object
         if names & special.keys():
             if len(group) != 1:
                 raise RuntimeError(f"{path}: a special resource serves one method only")
-            app.add_route(path, special[group[0].operation.name])
+            resource = special[group[0].operation.name]
         else:
-            app.add_route(path, OperationResource(group, platform.services, wire, locate))
+            resource = OperationResource(group, platform.services, wire, locate)
+        app.add_route(path, _with_options(resource))
     return app
+
+
+def _with_options(resource: object) -> object:
+    """``resource`` answering OPTIONS itself: 204 with the same Allow header as its 405 (Falcon's
+    own OPTIONS leaves OPTIONS out of Allow while its 405 lists it). Falcon's 405 lists the
+    methods with a responder, sorted, and so does this; HEAD is among them wherever GET is."""
+    allow = ", ".join(sorted({*map_http_methods(resource), "OPTIONS"}))
+
+    def on_options(req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        resp.status = 204
+        resp.set_header("Allow", allow)
+
+    setattr(resource, "on_options", on_options)  # noqa: B010 (an instance's own responder)
+    return resource

@@ -2,7 +2,9 @@
 
 It returns the same models and raises the same error classes (same message, same details) as
 ``LocalTransport``, so one scenario runs in-process, over a WSGI app without a socket
-(``httpx.WSGITransport``) or against a real server. Network failures are httpx's own errors.
+(``httpx.WSGITransport``) or against a real server. A server that cannot be reached (connection
+refused, time-out, unknown host, connection cut) raises ``ServiceUnavailable``, core's
+``InternalError`` with the URL in its message and details.
 
     >>> from compliance_core import Client
     >>> client = Client(HTTPTransport("http://localhost:3333", "comp_..."))  # doctest: +SKIP
@@ -33,7 +35,19 @@ from compliance_core.platform import version
 from .routes import OPENAPI, ROUTES, Endpoint, Route, endpoints
 from .wire import JSON, Wire
 
-__all__ = ["HTTPTransport"]
+__all__ = ["HTTPTransport", "ServiceUnavailable"]
+
+
+class ServiceUnavailable(InternalError):
+    """The server could not be reached, or the exchange broke off (httpx's ``TransportError``:
+    connection refused, time-out, DNS, a connection cut mid-answer). Code ``internal_error``, as
+    the spec's 5xx: safe to retry with the same idempotency key. ``details``: ``url`` and
+    ``reason``."""
+
+    @classmethod
+    def of(cls, url: str, error: httpx.TransportError) -> ServiceUnavailable:
+        reason = str(error) or type(error).__name__
+        return cls(f"could not reach {url}: {reason}", {"url": url, "reason": reason})
 
 
 class HTTPTransport:
@@ -88,18 +102,22 @@ class HTTPTransport:
             headers["Content-Type"] = JSON
         params = self._wire.query(arguments.get("filters"), arguments.get("page")) if operation.paged else None
         request = self._http.build_request(route.method, path, params=params, content=content, headers=headers)
-        if route.download:
-            response = self._http.send(request, stream=True)
-            if not response.is_error:  # the file arrives as the caller reads the chunks
-                return Download(
-                    filename=_filename(response),
-                    media_type=response.headers.get("content-type", ""),
-                    chunks=_chunks(response),
-                )
-            response.read()
-            response.close()
-        else:
-            response = self._http.send(request)
+        url = str(request.url)
+        try:
+            if route.download:
+                response = self._http.send(request, stream=True)
+                if not response.is_error:  # the file arrives as the caller reads the chunks
+                    return Download(
+                        filename=_filename(response),
+                        media_type=response.headers.get("content-type", ""),
+                        chunks=_chunks(response, url),
+                    )
+                response.read()
+                response.close()
+            else:
+                response = self._http.send(request)
+        except httpx.TransportError as error:
+            raise ServiceUnavailable.of(url, error) from error
         return self._result(route, response)
 
     def _result(self, route: Endpoint, response: httpx.Response) -> Any:
@@ -157,15 +175,18 @@ def _error(status: int, error: dict[str, Any]) -> ComplianceError:
     return cls(message, details)
 
 
-def _chunks(response: httpx.Response) -> Iterator[bytes]:
+def _chunks(response: httpx.Response, url: str) -> Iterator[bytes]:
     """A streamed response's content as it arrives. The response is closed at the end, or when
     the caller closes or drops the iterator (which is started here, before any content is read,
-    so that dropping it unread runs its ``finally`` too and frees the connection)."""
+    so that dropping it unread runs its ``finally`` too and frees the connection). A connection
+    cut meanwhile raises ``ServiceUnavailable``."""
 
     def body() -> Iterator[bytes]:
         try:
             yield b""
             yield from response.iter_bytes()
+        except httpx.TransportError as error:
+            raise ServiceUnavailable.of(url, error) from error
         finally:
             response.close()
 

@@ -1,27 +1,58 @@
-"""Cross-cutting request work: a request id on every response, and admission of API-key requests.
+"""Cross-cutting request work: a request id on every response, the access log, and admission of
+API-key requests.
 
 Admission runs after routing (``process_resource``), so an unknown path is a 404 and not a 401;
 only requests that reached an operation of the route table are authenticated, and Falcon's own
-405 and OPTIONS answers need no key.
+405 and OPTIONS answers need no key. The query of a public route is checked here; the query of
+any other route is checked by its resource once the caller's permission is known (a role without
+it gets 403 and learns nothing of the route's parameters).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 import os
 import random
 import secrets
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import falcon
+import orjson
 
 from compliance_core.access import AccessService
 from compliance_core.kernel.errors import RateLimited
 
+from .errors import request_id
 from .routes import Endpoint
 from .wire import Wire
 
-__all__ = ["RequestContext", "Authenticate"]
+__all__ = ["ACCESS_LOG", "RequestContext", "Authenticate", "access_line", "rate_headers"]
+
+ACCESS_LOG = logging.getLogger("compliance_http.access")
+"""One JSON line per request at INFO (see ``access_line``); silent unless something enables INFO
+for it: ``compliance serve`` does (``serve_platform(access_log=True)``)."""
+
+
+def access_line(
+    *, request_id: str, key_id: str | None, method: str | None, route: str | None, status: int, duration_ms: float
+) -> str:
+    """One access-log entry: when, which request, who (the key's id, never the key), the route
+    template (never the raw path or its query, which may carry personal data), the outcome and
+    how long it took. No header, query string or body is ever logged."""
+    return orjson.dumps(
+        {
+            "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "requestId": request_id,
+            "keyId": key_id,
+            "method": method,
+            "route": route,
+            "status": status,
+            "durationMs": round(duration_ms, 3),
+        }
+    ).decode()
 
 
 class RequestContext:
@@ -39,6 +70,7 @@ class RequestContext:
         self._random = random.Random(secrets.randbits(128))
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.perf_counter()
         if os.getpid() != self._pid:
             self._pid = os.getpid()
             self._random = random.Random(secrets.randbits(128))
@@ -46,14 +78,30 @@ class RequestContext:
         req.context.rate_headers = None
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool) -> None:
-        resp.set_header("X-Request-Id", req.context.request_id)
-        if req.context.rate_headers is not None:
-            resp.set_headers(req.context.rate_headers)
+        context = req.context
+        rid = request_id(req)  # given here if a middleware before this one failed
+        resp.set_header("X-Request-Id", rid)
+        limits = getattr(context, "rate_headers", None)
+        if limits is not None:
+            resp.set_headers(limits)
+        if ACCESS_LOG.isEnabledFor(logging.INFO):
+            actor = getattr(context, "actor", None)
+            started = getattr(context, "started", None)
+            ACCESS_LOG.info(
+                access_line(
+                    request_id=rid,
+                    key_id=getattr(actor, "key_id", None),
+                    method=req.method,
+                    route=req.uri_template,
+                    status=resp.status_code,
+                    duration_ms=0.0 if started is None else (time.perf_counter() - started) * 1000,
+                )
+            )
 
 
 class Authenticate:
-    """Admits the request (key, organization, rate limit, usage: one store transaction), then
-    rejects query parameters the route does not take."""
+    """Admits the request (key, organization, rate limit, usage: one store transaction); on a
+    public route, rejects query parameters the route does not take."""
 
     def __init__(self, access: AccessService, routes: Mapping[tuple[str, str], Endpoint], wire: Wire) -> None:
         self._access = access
@@ -67,18 +115,20 @@ class Authenticate:
         if endpoint is None:
             return
         req.context.endpoint = endpoint
-        if not endpoint.public:
+        if endpoint.public:
+            self._wire.check_query(req.params, endpoint.query_parameters)
+        else:
             try:
                 admission = self._access.admit(req.get_header("X-API-Key"), req.get_header("X-Organization-Id") or None)
             except RateLimited as error:
                 limit = error.details
-                req.context.rate_headers = _rate_headers(limit["limit"], limit["remaining"], limit["reset"])
+                req.context.rate_headers = rate_headers(limit["limit"], limit["remaining"], limit["reset"])
                 raise
             rate = admission.rate
-            req.context.rate_headers = _rate_headers(rate.limit, rate.remaining, rate.reset_at)
+            req.context.rate_headers = rate_headers(rate.limit, rate.remaining, rate.reset_at)
             req.context.actor = admission.actor
-        self._wire.check_query(req.params, endpoint.query_parameters)
 
 
-def _rate_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:
+def rate_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:
+    """The X-RateLimit-* headers of an admission (or of its refusal)."""
     return {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(remaining), "X-RateLimit-Reset": str(reset)}

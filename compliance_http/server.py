@@ -8,7 +8,15 @@ supervises: SIGINT/SIGTERM stop every worker cleanly, and a worker that dies une
 replaced, a bounded number of times.
 
 Everything a request shares with other requests (rate-limit buckets, idempotency records, key
-usage) lives in the store, so the limits hold whatever the number of workers.
+usage) lives in the store, so the limits hold whatever the number of workers. Work that must be
+done once for all of them (purging expired idempotency records) runs in one worker only, the
+lead (see ``WorkerPool``'s ``lead_factory``).
+
+Requests waitress answers itself, before any app sees them (a malformed request line or header, a
+body over waitress's limit, an invalid Content-Length), are answered in the spec's error shape too,
+with an X-Request-Id: the workers' waitress uses ``SpecChannel``, whose error task writes that body
+and which reads what the client is still sending before it closes, so the client gets the answer
+rather than a connection reset.
 
     serve_forever(lambda: make_wsgi_app(), "127.0.0.1", 8000, workers=2)
 """
@@ -16,6 +24,7 @@ usage) lives in the store, so the limits hold whatever the number of workers.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gc
 import logging
 import multiprocessing
@@ -27,25 +36,43 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import waitress
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
+from waitress.task import ErrorTask
 
 from compliance_core import Platform, ValidationError
 from compliance_core.access import LEASE_SECONDS
 
 from .app import create_app
+from .errors import code_for_status, new_request_id
+from .middleware import ACCESS_LOG, access_line
+from .resources import BODY_LIMIT_REASON, MAX_BODY_BYTES
+from .wire import JSON, Wire
 
 __all__ = [
     "AppFactory",
     "DEFAULT_THREADS",
+    "LINGER_BYTES",
+    "LINGER_SECONDS",
+    "MAX_REQUEST_BODY",
+    "PURGE_EVERY",
     "ServerError",
+    "SpecChannel",
+    "SpecErrorTask",
+    "Purges",
     "WorkerPool",
     "bind",
+    "configure_logging",
+    "periodic_purge",
     "serve_forever",
     "serve_platform",
     "url_for",
 ]
+
+log = logging.getLogger("compliance_http.server")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 AppFactory = Callable[[], WSGIApp | contextlib.AbstractContextManager[WSGIApp]]
@@ -58,13 +85,27 @@ take microseconds), so more threads per process only add GIL hand-offs: measured
 keep-alive connections on 2 processes, 2 threads gave p99 7-10 ms, 4 threads 10-12 ms, 8 threads
 13-17 ms, at equal or higher throughput. waitress's event loop still holds every open connection;
 ``--threads`` raises it for deployments whose handlers wait on slower storage."""
+MAX_REQUEST_BODY = MAX_BODY_BYTES + 64 * 1024
+"""waitress's own body limit, just above the documented one (``resources.MAX_BODY_BYTES``): a
+body up to 64 KiB over ours reaches the app, whose check answers 413; beyond that, waitress
+refuses the request as soon as Content-Length announces it (or, chunked, once that much has
+arrived), without buffering it, and ``SpecErrorTask`` answers the same 413."""
+LINGER_SECONDS = 5.0
+"""How long a connection refused by waitress keeps reading (and discarding) what the client still
+sends after the answer, before it closes: closing with unread data resets the connection, and a
+client still sending its body would lose the answer."""
+LINGER_BYTES = 64 * 1024 * 1024
+"""The most such a connection discards before it closes anyway."""
+PURGE_EVERY = 600.0
+"""Seconds between two purges of expired idempotency records (``Platform.purge_idempotency``) by
+the lead worker; it also purges once at start-up."""
 WAITRESS_OPTIONS: dict[str, Any] = {
     "ident": "compliance",
     "channel_timeout": 60,  # close idle keep-alive connections after a minute
     "connection_limit": 1000,
     "asyncore_use_poll": True,  # select() breaks above 1024 descriptors
     "clear_untrusted_proxy_headers": True,
-    "max_request_body_size": 10 * 1024 * 1024,
+    "max_request_body_size": MAX_REQUEST_BODY,
     "expose_tracebacks": False,
 }
 STOP_TIMEOUT = 10.0
@@ -112,6 +153,9 @@ class WorkerPool:
     :param threads: waitress threads per process
     :param max_restarts: unexpected deaths tolerated within ``restart_window`` seconds before the
         pool gives up (a worker that crashes at once would otherwise be restarted forever)
+    :param lead_factory: builds the app of ONE worker, the lead, instead of ``app_factory``: what
+        must run once for the whole server (periodic store maintenance) goes there rather than
+        into every worker; a lead that dies is replaced by a new lead
     """
 
     def __init__(
@@ -123,12 +167,14 @@ class WorkerPool:
         threads: int = DEFAULT_THREADS,
         max_restarts: int = 5,
         restart_window: float = 60.0,
+        lead_factory: AppFactory | None = None,
     ) -> None:
         if workers < 1:
             raise ValidationError.field("workers", workers, "must be at least 1")
         if threads < 1:
             raise ValidationError.field("threads", threads, "must be at least 1")
         self.app_factory = app_factory
+        self.lead_factory = lead_factory
         self.sock = sock
         self.size = workers
         self.threads = threads
@@ -137,6 +183,8 @@ class WorkerPool:
         self.processes: list[multiprocessing.process.BaseProcess] = []
         self._context = multiprocessing.get_context("fork")
         self._deaths: list[float] = []
+        self.lead: multiprocessing.process.BaseProcess | None = None
+        """The worker serving ``lead_factory``'s app (the first one started)."""
 
     @property
     def pids(self) -> list[int]:
@@ -145,7 +193,7 @@ class WorkerPool:
     def start(self) -> None:
         """Start every worker and wait until each has built its app and is accepting; raise
         ``ServerError`` with the worker's own message if one fails to start."""
-        pending = [self._spawn() for _ in range(self.size)]
+        pending = [self._spawn(lead=index == 0) for index in range(self.size)]
         try:
             for process, ready in pending:
                 try:
@@ -190,6 +238,7 @@ class WorkerPool:
                 process.kill()
                 process.join()
         self.processes = []
+        self.lead = None
 
     def _replace(self, process: multiprocessing.process.BaseProcess) -> None:
         process.join()
@@ -203,20 +252,25 @@ class WorkerPool:
             file=sys.stderr,
             flush=True,
         )
-        _, ready = self._spawn()
+        _, ready = self._spawn(lead=process is self.lead)
         ready.close()  # a replacement that fails to start is just another death
 
-    def _spawn(self) -> tuple[multiprocessing.process.BaseProcess, multiprocessing.connection.Connection]:
+    def _spawn(
+        self, *, lead: bool
+    ) -> tuple[multiprocessing.process.BaseProcess, multiprocessing.connection.Connection]:
+        factory = self.lead_factory if lead and self.lead_factory is not None else self.app_factory
         receiver, sender = self._context.Pipe(duplex=False)
         process = self._context.Process(
             target=_worker_main,
-            args=(self.app_factory, self.sock, self.threads, sender, os.getpid()),
-            name="compliance-worker",
+            args=(factory, self.sock, self.threads, sender, os.getpid()),
+            name="compliance-lead" if lead else "compliance-worker",
             daemon=False,
         )
         process.start()
         sender.close()
         self.processes.append(process)
+        if lead:
+            self.lead = process
         return process, receiver
 
 
@@ -239,7 +293,7 @@ def _worker_main(
     with contextlib.ExitStack() as stack:
         try:
             app = _enter_app(app_factory(), stack)
-            server = waitress.create_server(app, sockets=[sock], threads=threads, **WAITRESS_OPTIONS)
+            server = _create_server(app, sock, threads)
         except BaseException as error:  # report why, whatever it is, instead of dying silently
             ready.send(("error", _describe(error)))
             ready.close()
@@ -251,6 +305,160 @@ def _worker_main(
             ready.send(("ready", os.getpid()))
         ready.close()
         server.run()
+
+
+def _create_server(app: WSGIApp, sock: socket.socket, threads: int) -> Any:
+    """waitress on ``sock``, answering the requests it refuses itself in the spec's shape."""
+    server = waitress.create_server(app, sockets=[sock], threads=threads, **WAITRESS_OPTIONS)
+    if not isinstance(server, BaseWSGIServer):  # one socket: waitress returns its server itself
+        raise ServerError(f"unexpected waitress server {type(server).__name__}")
+    server.channel_class = SpecChannel
+    return server
+
+
+class SpecErrorTask(ErrorTask):
+    """waitress's answer to a request it refuses itself (malformed, too large, or an app that
+    failed before sending anything), written as the spec's error body with a fresh request id
+    instead of waitress's plain text. The status stays waitress's; the code follows it
+    (``errors.code_for_status``): 400, 413 and 431 are ``validation_error``, 5xx
+    ``internal_error``. Rendering it cannot fail, and a 500 is logged with the request id and the
+    traceback of the failure behind it."""
+
+    def execute(self) -> None:
+        rid = new_request_id()
+        error = self.request.error
+        status = f"{error.code} {error.reason}"
+        try:
+            body = _error_body(self.request, self.channel.server.adj, rid)
+        except Exception:
+            log.exception("could not describe waitress's error %r (requestId=%s)", error, rid)
+            status = "500 Internal Server Error"
+            body = Wire.error("internal_error", "internal server error", {}, rid)
+        self.status = status
+        self.response_headers.extend([("Content-Type", JSON), ("X-Request-Id", rid)])
+        self.set_close_on_finish()
+        if isinstance(self.channel, SpecChannel):
+            self.channel.linger = True
+        self.content_length = len(body)
+        self.write(body)
+        if ACCESS_LOG.isEnabledFor(logging.INFO):
+            try:
+                ACCESS_LOG.info(
+                    access_line(
+                        request_id=rid,
+                        key_id=None,
+                        method=_method_of(self.request),
+                        route=None,
+                        status=int(error.code),
+                        duration_ms=(time.time() - self.start_time) * 1000,
+                    )
+                )
+            except Exception:
+                log.exception("could not write the access log (requestId=%s)", rid)
+
+
+def _method_of(request: Any) -> str | None:
+    """The request's method, if waitress got as far as reading one that looks like a method."""
+    method = getattr(request, "command", None)
+    if isinstance(method, str) and method.isascii() and method.isalpha() and len(method) <= 16:
+        return method
+    return None
+
+
+_FIELD_OF_REASON = {
+    "Content-Length is invalid": "Content-Length",
+    "Invalid header": "headers",
+    "Bad URI": "requestLine",
+    "Start line is invalid": "requestLine",
+    "Malformed HTTP method": "requestLine",
+    "Malformed HTTP version": "requestLine",
+    "Transfer-Encoding requested is not supported.": "Transfer-Encoding",
+}
+
+
+def _error_body(request: Any, adj: Any, rid: str) -> bytes:
+    error = request.error
+    status = int(error.code)
+    code = code_for_status(status)
+    if status == 413:
+        declared = request.content_length or request.body_bytes_received or None
+        details: dict[str, Any] = {"field": "body", "value": declared, "reason": BODY_LIMIT_REASON}
+        return Wire.error(code, f"body: {BODY_LIMIT_REASON}", details, rid)
+    if status == 431:
+        reason = f"must be at most {adj.max_request_header_size} bytes"
+        return Wire.error(code, f"headers: {reason}", {"field": "headers", "reason": reason}, rid)
+    if status == 500:  # the app (or waitress) failed before it sent anything
+        exc_info = sys.exc_info()
+        log.error("unhandled error below the app (requestId=%s)", rid, exc_info=exc_info if exc_info[0] else None)
+        return Wire.error(code, "internal server error; retrying with the same Idempotency-Key is safe", {}, rid)
+    reason = str(error.body)[:200]  # waitress's own words ("Invalid header"): no request data
+    field = _FIELD_OF_REASON.get(reason)
+    details = {"reason": reason} if field is None else {"field": field, "reason": reason}
+    return Wire.error(code, f"{'malformed' if status == 400 else 'unsupported'} request: {reason}", details, rid)
+
+
+class SpecChannel(HTTPChannel):
+    """waitress's connection, with ``SpecErrorTask`` for the requests it refuses and a lingering
+    close after them: the answer goes out, the sending side is shut, and what the client still
+    sends (the rest of a body too large) is read and discarded for up to ``LINGER_SECONDS`` or
+    ``LINGER_BYTES`` before the connection closes, so the client reads the answer instead of a
+    connection reset."""
+
+    error_task_class = SpecErrorTask
+    linger = False
+    """Set by the error task: close with a lingering close."""
+    _drain_until: float | None = None
+    _drained = 0
+
+    def readable(self) -> bool:
+        if self._drain_until is not None:
+            return True
+        return bool(super().readable())
+
+    def writable(self) -> bool:
+        if self._drain_until is not None:  # nothing to write: only a time to stop
+            return bool(self.will_close) or time.monotonic() >= self._drain_until
+        return bool(super().writable())
+
+    def handle_write(self) -> None:
+        if self._drain_until is not None:
+            self._close_now()
+            return
+        super().handle_write()
+
+    def handle_read(self) -> None:
+        if self._drain_until is None:
+            super().handle_read()
+            return
+        try:
+            data = self.socket.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        self._drained += len(data)
+        if not data or self._drained >= LINGER_BYTES or time.monotonic() >= self._drain_until:
+            self._close_now()
+
+    def handle_close(self) -> None:
+        if self.linger and self._drain_until is None and self.connected and not self.total_outbufs_len:
+            self.linger = False
+            try:
+                self.socket.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            else:
+                self.will_close = False
+                self.close_when_flushed = False
+                self._drain_until = time.monotonic() + LINGER_SECONDS
+                return
+        self._close_now()
+
+    def _close_now(self) -> None:
+        self._drain_until = None
+        self.linger = False
+        if self.socket is not None and self.connected:
+            super().handle_close()
 
 
 def _exit_on_signal(signum: int, frame: Any) -> None:
@@ -312,15 +520,18 @@ def serve_forever(
     *,
     sock: socket.socket | None = None,
     on_ready: Callable[[str], None] | None = None,
+    lead_factory: AppFactory | None = None,
 ) -> None:
     """Serve ``app_factory``'s app from ``workers`` processes (default: one per CPU) until
     SIGINT or SIGTERM. ``on_ready(url)`` runs once every worker accepts (default: print the URL).
 
     :param sock: an already bound socket to use instead of binding ``host:port``
+    :param lead_factory: the app of one worker, which also does the server-wide chores (see
+        ``WorkerPool``)
     """
     workers = workers or os.cpu_count() or 1
     sock = sock or bind(host, port)
-    pool = WorkerPool(app_factory, sock, workers=workers, threads=threads)
+    pool = WorkerPool(app_factory, sock, workers=workers, threads=threads, lead_factory=lead_factory)
     try:
         with _stop_signals() as (wakeup, stopping):
             pool.start()
@@ -346,6 +557,7 @@ def serve_platform(
     *,
     prepare: Callable[[Platform, str], None] | None = None,
     on_ready: Callable[[str], None] | None = None,
+    access_log: bool = True,
 ) -> None:
     """Serve the /v1 API for the store at ``url``.
 
@@ -353,32 +565,108 @@ def serve_platform(
         the server URL (first-run bootstrap); that platform is closed before the workers start.
         A ``memory://`` store lives in one process, so it takes ``workers=1``, and that worker
         inherits the prepared platform.
+    :param access_log: write one JSON line per request on stderr (``middleware.access_line``);
+        the server's own messages (errors with their request id, purges) go to stderr either way
     """
     in_memory = url.startswith("memory:")
     if in_memory and workers != 1:
         raise ValidationError.field("workers", workers, "a memory:// store lives in one process: use 1 worker")
     sock = bind(host, port)
     try:
+        factory: AppFactory
+        lead: AppFactory
         if in_memory:
             platform = Platform.open(url)
             if prepare is not None:
                 prepare(platform, url_for(sock))
-            factory: AppFactory = lambda: create_app(platform)  # noqa: E731
+            factory = lambda: create_app(platform)  # noqa: E731
+            lead = lambda: _lead_app(platform)  # noqa: E731
         else:
             if prepare is not None:
                 with Platform.open(url) as platform:
                     prepare(platform, url_for(sock))
             factory = lambda: _platform_app(url)  # noqa: E731
+            lead = lambda: _platform_app(url, lead=True)  # noqa: E731
+        configure_logging(access_log=access_log)
     except BaseException:
         sock.close()
         raise
-    serve_forever(factory, workers=workers, threads=threads, sock=sock, on_ready=on_ready)
+    serve_forever(factory, workers=workers, threads=threads, sock=sock, on_ready=on_ready, lead_factory=lead)
+
+
+def configure_logging(*, access_log: bool) -> None:
+    """Where ``compliance serve`` writes (set in the supervisor, inherited by its workers):
+    ``compliance_http``'s messages from INFO up, through the handlers already configured (the
+    CLI's, on stderr) or else on stderr; the access log (``middleware.ACCESS_LOG``) as bare JSON
+    lines on stderr, or not at all."""
+    messages = logging.getLogger("compliance_http")
+    if not messages.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+        messages.addHandler(handler)
+    if messages.level == logging.NOTSET:  # INFO too (a purge's count), whatever the root's level
+        messages.setLevel(logging.INFO)
+    if access_log and not ACCESS_LOG.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        ACCESS_LOG.addHandler(handler)
+    ACCESS_LOG.propagate = False
+    ACCESS_LOG.setLevel(logging.INFO if access_log else logging.WARNING)
 
 
 @contextlib.contextmanager
-def _platform_app(url: str) -> Iterator[WSGIApp]:
+def _platform_app(url: str, *, lead: bool = False) -> Iterator[WSGIApp]:
     with Platform.open(url) as platform, _flushing(platform):
+        if lead:
+            with periodic_purge(platform):
+                yield create_app(platform)
+        else:
+            yield create_app(platform)
+
+
+@contextlib.contextmanager
+def _lead_app(platform: Platform) -> Iterator[WSGIApp]:
+    """The app of the one worker of a ``memory://`` store, which purges too."""
+    with periodic_purge(platform):
         yield create_app(platform)
+
+
+class Purges(Protocol):
+    """What ``periodic_purge`` needs of a platform."""
+
+    def purge_idempotency(self, now: dt.datetime | None = None) -> int: ...
+
+
+@contextlib.contextmanager
+def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[threading.Thread]:
+    """Purge expired idempotency records now and then every ``every`` seconds, in a thread, while
+    the block runs; each purge logs how many records went. A failing purge is logged and tried
+    again next time. The server runs it in its lead worker only: every worker shares the store,
+    so one purger is enough.
+
+    >>> with periodic_purge(platform):  # doctest: +SKIP
+    ...     server.run()
+    """
+    stop = threading.Event()
+
+    def run() -> None:
+        while True:
+            try:
+                purged = platform.purge_idempotency()
+            except Exception:  # a busy or failing store must not kill the worker
+                log.exception("could not purge expired idempotency records; retrying in %.0f s", every)
+            else:
+                log.info("purged %d expired idempotency record(s)", purged)
+            if stop.wait(every):
+                return
+
+    purger = threading.Thread(target=run, name="idempotency-purge", daemon=True)
+    purger.start()
+    try:
+        yield purger
+    finally:
+        stop.set()
+        purger.join()
 
 
 @contextlib.contextmanager
@@ -393,7 +681,7 @@ def _flushing(platform: Platform, every: float = LEASE_SECONDS) -> Iterator[None
             try:
                 platform.access.flush()
             except Exception:  # a busy or failing store must not kill the worker; retry next time
-                logging.getLogger(__name__).exception("could not write key usage")
+                log.exception("could not write key usage")
 
     flusher = threading.Thread(target=run, name="usage-flush", daemon=True)
     flusher.start()

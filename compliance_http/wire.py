@@ -33,11 +33,28 @@ from compliance_core.kernel.permissions import Actor
 from compliance_core.kernel.rendering import Renderer, json_value, model_in, wire_name
 from compliance_core.kernel.validation import UNSET
 
-__all__ = ["Wire", "JSON"]
+__all__ = ["Wire", "JSON", "MAX_JSON_DEPTH", "MAX_INTEGER_DIGITS"]
 
 T = TypeVar("T")
 JSON = "application/json"
-_INTEGER = re.compile(r"-?[0-9]{1,12}")
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects a request body may have (the top-level object is level
+1). Real bodies need 3 (a bulk entry's list of sub-processors); the limit keeps every later step
+(validation, error details that echo a value, logging) far from any recursion limit."""
+MAX_INTEGER_DIGITS = 18
+"""Longest integer a query parameter may spell (leading zeros aside): every such number fits in
+a 64-bit integer, so a store can bind it; core judges the value itself (``page`` has its own
+upper bound)."""
+_INTEGER = re.compile(r"-?[0-9]+")
+_ECHO_CHARS = 200
+"""Longest string echoed in the details of an error rendered by the fallback, and longest
+query value echoed by the wire's own errors."""
+_ECHO_ITEMS = 20
+"""Most entries of one array or object the fallback copies into error details."""
+_ECHO_DEPTH = 4
+"""Deepest nesting the fallback copies into error details."""
+_ECHO_NODES = 200
+"""Most values in all the fallback copies into the details of one error."""
 _QUERIES_KEPT = 512
 """Parsed list queries kept per app; a full table is emptied and starts again."""
 _QUERY_VALUE_KEPT = 64
@@ -117,6 +134,89 @@ class _RenderedPages:
                 self._entries.popitem(last=False)
 
 
+def _check_depth(value: Any) -> None:
+    """Raise when arrays and objects in ``value`` nest deeper than ``MAX_JSON_DEPTH`` (walked
+    with a stack, never recursively)."""
+    if not isinstance(value, (dict, list)):
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= MAX_JSON_DEPTH:
+                    raise ValidationError.field(
+                        "body", None, f"is nested too deeply (at most {MAX_JSON_DEPTH} levels of arrays and objects)"
+                    )
+                stack.append((child, depth + 1))
+
+
+def _clip(text: str, limit: int = _ECHO_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _bounded(value: Any) -> Any:
+    """A JSON-writable copy of ``value`` cut to a bounded size: strings to ``_ECHO_CHARS``, each
+    array or object to ``_ECHO_ITEMS`` entries, nesting to ``_ECHO_DEPTH``, the whole to
+    ``_ECHO_NODES`` values. Built with a stack (never recursively), and calling no ``str`` or
+    ``repr`` of a foreign object (which may recurse or raise): those become their type's name."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    nodes = 0
+    while stack:
+        item, parent, slot, depth = stack.pop()
+        nodes += 1
+        out: Any
+        if nodes > _ECHO_NODES:
+            out = "..."
+        elif item is None or isinstance(item, (bool, float)):
+            out = item
+        elif isinstance(item, int):
+            out = int(item) if -(2**63) <= item < 2**63 else f"<integer of {item.bit_length()} bits>"
+        elif isinstance(item, str):
+            out = _clip(str.__str__(item))
+        elif isinstance(item, (dt.datetime, dt.date)):
+            out = item.isoformat()
+        elif isinstance(item, (Mapping, list, tuple)):
+            if depth >= _ECHO_DEPTH:
+                out = f"<{'object' if isinstance(item, Mapping) else 'array'} of {len(item)} entries>"
+            elif isinstance(item, Mapping):
+                out = {}
+                for index, (key, child) in enumerate(item.items()):
+                    if index >= _ECHO_ITEMS:
+                        out["..."] = f"{len(item) - index} more entries"
+                        break
+                    name = _clip(str.__str__(key)) if isinstance(key, str) else f"<{type(key).__name__}>"
+                    out[name] = None
+                    stack.append((child, out, name, depth + 1))
+            else:
+                out = [None] * min(len(item), _ECHO_ITEMS)
+                for index, child in enumerate(item[:_ECHO_ITEMS]):
+                    stack.append((child, out, index, depth + 1))
+                if len(item) > _ECHO_ITEMS:
+                    out.append(f"... {len(item) - _ECHO_ITEMS} more entries")
+        else:
+            out = f"<{type(item).__name__}>"
+        parent[slot] = out
+    return root[0]
+
+
+def _last_resort(code: str, request_id: str) -> bytes:
+    """An error body from nothing but ASCII letters, digits and underscores of the code and id."""
+
+    def safe(text: Any) -> str:
+        return (
+            "".join(c for c in text[:64] if c.isascii() and (c.isalnum() or c == "_")) if isinstance(text, str) else ""
+        )
+
+    code_text, id_text = safe(code) or "internal_error", safe(request_id)
+    return (
+        f'{{"error":{{"code":"{code_text}","message":"the error could not be rendered","details":{{}}}},'
+        f'"requestId":"{id_text}"}}'
+    ).encode()
+
+
 def _is_bool(hint: Any) -> bool:
     return hint is bool or (
         typing.get_origin(hint) in (typing.Union, types.UnionType) and bool in typing.get_args(hint)
@@ -185,22 +285,35 @@ class Wire:
     def batch(self, items: Sequence[Any]) -> bytes:
         return _dumps({"data": self._renderer.native(items), "count": len(items)})
 
-    def error(self, code: str, message: str, details: Mapping[str, Any], request_id: str) -> bytes:
+    @staticmethod
+    def error(code: str, message: str, details: Mapping[str, Any], request_id: str) -> bytes:
+        """The spec's error body. It cannot fail: details that orjson cannot write (a value nested
+        too deeply, an object whose ``str`` raises) are replaced by a bounded copy built without
+        recursion, and if even that fails the body keeps the code and the request id only."""
         body = {"error": {"code": code, "message": message, "details": dict(details)}, "requestId": request_id}
         try:
             return orjson.dumps(body, default=str, option=_ORJSON | orjson.OPT_NON_STR_KEYS)
-        except orjson.JSONEncodeError:  # e.g. an echoed value nested deeper than orjson writes
-            body["error"]["details"] = {k: str(v)[:200] for k, v in details.items()}  # type: ignore[index]
-            return orjson.dumps(body, default=str, option=_ORJSON | orjson.OPT_NON_STR_KEYS)
+        except Exception:  # e.g. an echoed value nested deeper than orjson writes
+            pass
+        try:
+            bounded = {"code": _bounded(code), "message": _bounded(message), "details": _bounded(dict(details))}
+            return orjson.dumps({"error": bounded, "requestId": _bounded(request_id)}, option=_ORJSON)
+        except Exception:
+            return _last_resort(code, request_id)
 
     # -- requests --------------------------------------------------------------------------
 
     @staticmethod
     def loads(raw: bytes) -> Any:
+        """A request body as JSON values, nested at most ``MAX_JSON_DEPTH`` levels deep."""
         try:
-            return orjson.loads(raw)
+            value = orjson.loads(raw)
         except orjson.JSONDecodeError as error:
             raise ValidationError.field("body", None, f"is not valid JSON ({error})") from None
+        # Nesting needs an opening bracket per level: most bodies have too few to check further.
+        if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:
+            _check_depth(value)
+        return value
 
     def command(self, body: Any, model: type[T]) -> T:
         """Build a command model (``NewVendor``, ``VendorPatch``, ...) from a request body.
@@ -294,7 +407,9 @@ class Wire:
             return default
         value = params[name]
         if not _INTEGER.fullmatch(value):
-            raise ValidationError.field(name, value, "must be an integer")
+            raise ValidationError.field(name, _clip(value), "must be an integer")
+        if len(value.lstrip("-").lstrip("0")) > MAX_INTEGER_DIGITS:
+            raise ValidationError.field(name, _clip(value), f"is too large (at most {MAX_INTEGER_DIGITS} digits)")
         return int(value)
 
     def _arguments(self, body: Mapping[str, Any], shape: _Shape, where: str) -> dict[str, Any]:

@@ -3,10 +3,11 @@ document are the only hand-written ones.
 
 An ``OperationResource`` holds the endpoints of one path and a responder per method (``HEAD``
 answers wherever ``GET`` does). Each responder stays thin: check the operation's permission
-(before reading the body, so a role without it gets 403 and learns nothing of the body's rules),
-parse the path ids, the list query and the body with ``wire``, call the one service method as
-``req.context.actor``, and render the result by its kind: a page, a batch, a model, nothing
-(204), a file (streamed, with Content-Disposition) or accepted work (202 with a Location).
+(before reading the query or the body, so a role without it gets 403 and learns nothing of the
+route's parameters or the body's rules), check the query's parameter names, parse the path ids,
+the list query and the body with ``wire``, call the one service method as ``req.context.actor``,
+and render the result by its kind: a page, a batch, a model, nothing (204), a file (streamed,
+with Content-Disposition) or accepted work (202 with a Location).
 """
 
 from __future__ import annotations
@@ -20,13 +21,21 @@ from compliance_core.kernel.errors import ValidationError
 from compliance_core.kernel.permissions import authorize
 from compliance_core.kernel.registry import Accepted, Download
 
+from ..errors import PayloadTooLarge
 from ..routes import Endpoint
 from ..wire import JSON, Wire
 
 __all__ = ["MAX_BODY_BYTES", "json_body", "send", "OperationResource"]
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
-"""Room for a full bulk-create of 1000 people with long fields; anything bigger is refused."""
+"""The largest request body, in bytes: room for a full bulk-create of 1000 people with long
+fields. A bigger one is refused with 413 (code ``validation_error``, details ``{"field": "body",
+"reason": "must be at most 8388608 bytes"}``) before any of it is read when Content-Length
+announces it, and after reading at most one byte more when it does not (a chunked body).
+``compliance serve`` sets waitress's own limit just above this one (``server.MAX_REQUEST_BODY``),
+so this check answers first and waitress refuses anything beyond without buffering it, in the
+same shape."""
+BODY_LIMIT_REASON = f"must be at most {MAX_BODY_BYTES} bytes"
 
 Responder = Callable[..., None]
 
@@ -36,10 +45,19 @@ def json_body(req: falcon.Request, wire: Wire) -> Any:
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type != JSON:
         raise ValidationError.field("Content-Type", req.content_type, "must be application/json")
+    declared = req.content_length
+    if declared is not None and declared > MAX_BODY_BYTES:
+        raise _too_large(declared)
     raw = req.bounded_stream.read(MAX_BODY_BYTES + 1)
     if len(raw) > MAX_BODY_BYTES:
-        raise ValidationError.field("body", req.content_length, f"must be at most {MAX_BODY_BYTES} bytes")
+        raise _too_large(declared)
     return wire.loads(raw)
+
+
+def _too_large(declared: int | None) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"body: {BODY_LIMIT_REASON}", {"field": "body", "value": declared, "reason": BODY_LIMIT_REASON}
+    )
 
 
 def send(req: falcon.Request, resp: falcon.Response, data: bytes, status: int | None = None) -> None:
@@ -81,12 +99,15 @@ class OperationResource:
         if action is None:
             raise RuntimeError(f"{operation.name}: public operations need a resource of their own")
 
+        query_parameters = endpoint.query_parameters
+
         def respond(req: falcon.Request, resp: falcon.Response, **params: str) -> None:
             actor = req.context.actor
             authorize(actor, action)
+            wire.check_query(req.params, query_parameters)
             arguments: dict[str, Any] = {name: params[name] for name in ids}
             if operation.paged:
-                # the middleware has refused repeated parameters: every value is one string
+                # check_query has refused repeated parameters: every value is one string
                 filters, page = wire.list_query(cast("Mapping[str, str]", req.params), operation.filters)
                 if operation.filters is not None:
                     arguments["filters"] = filters

@@ -143,7 +143,10 @@ def test_forbidden_is_the_same_error(role: str) -> None:
 
 def test_health_over_http() -> None:
     remote = platform()
-    assert http_client(remote, "unused").health() == remote.health()
+    member = remote.bootstrap("Acme").owner_key.secret or ""
+    assert http_client(remote, member).health() == remote.health()
+    public = http_client(remote, "unused").health()  # a bad key is no key: the public report
+    assert public == {k: v for k, v in remote.health().items() if k in ("status", "version", "timestamp")}
 
 
 def test_rate_limited_carries_retry_after() -> None:

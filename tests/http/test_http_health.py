@@ -14,14 +14,25 @@ def test_health_needs_no_key(app: falcon.App) -> None:
     body = result.json
     assert body["status"] == "ok"
     assert body["timestamp"] == "2026-01-01T00:00:00Z"
-    assert body["store"]["status"] == "ok" and body["store"]["backend"] in ("memory", "sqlite")
-    assert set(body) == {"status", "version", "timestamp", "uptimeSeconds", "store"}
+    # without a key: no store details (a SQLite store's are the database's absolute path)
+    assert set(body) == {"status", "version", "timestamp"}
     assert "X-RateLimit-Limit" not in result.headers
     assert result.headers["X-Request-Id"]
 
 
+def test_health_with_a_members_key_shows_the_details(api: Api) -> None:
+    result = api.get("/v1/health")
+    assert result.status_code == 200
+    body = result.json
+    assert set(body) == {"status", "version", "timestamp", "uptimeSeconds", "store"}
+    assert body["store"]["status"] == "ok" and body["store"]["backend"]
+    assert result.headers["X-RateLimit-Limit"]
+
+
 def test_health_ignores_a_bad_key(app: falcon.App) -> None:
-    assert Api(app, "comp_wrong").get("/v1/health").status_code == 200
+    result = Api(app, "comp_wrong").get("/v1/health")
+    assert result.status_code == 200
+    assert set(result.json) == {"status", "version", "timestamp"}
 
 
 def test_degraded_store_is_503(app: falcon.App, platform: Platform) -> None:
@@ -29,6 +40,7 @@ def test_degraded_store_is_503(app: falcon.App, platform: Platform) -> None:
     result = Api(app, None).get("/v1/health")
     assert result.status_code == 503
     assert result.json["status"] == "degraded"
+    assert set(result.json) == {"status", "version", "timestamp"}
 
 
 def test_health_takes_no_query(app: falcon.App) -> None:
