@@ -2,21 +2,31 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+# `make serve` installs the package and what serving needs; `make test` adds the test extras (a
+# superset, so it brings the serve stamp up to date too). Either reinstalls when pyproject.toml
+# changes; neither reinstalls what the other already installed.
+SERVE_STAMP := $(VENV)/.serve-stamp
+TEST_STAMP  := $(VENV)/.test-stamp
 DB     ?= $(or $(COMPLIANCE_DB),compliance.db)
 
 .PHONY: setup serve test lint bench openapi clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(SERVE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	touch $@ $(SERVE_STAMP)
 
-setup: $(STAMP)
+setup: $(TEST_STAMP)
 
-serve: setup
+serve: $(SERVE_STAMP)
 	$(BIN)/compliance serve --db $(DB) --host 127.0.0.1 --port 3333
 
 test: setup lint

@@ -2,7 +2,10 @@
 
 Every command prints JSON on stdout (except ``serve``, which prints a banner and its URL) and
 every failure one JSON error on stderr, ``{"error": {"code", "message", "details"}}``: exit code 2
-for bad input, 1 for other errors. ``COMPLIANCE_DB`` is the default for every ``--db``.
+for bad input, 1 for other errors. An error about an input names the option the user typed
+(``"field": "--db"``, not the store's ``url``). A command group run without its command
+(``compliance``, ``compliance keys``) prints its help on stderr and exits 2. ``COMPLIANCE_DB`` is
+the default for every ``--db``.
 
     compliance init --db compliance.db --org-name "Acme"
     compliance serve --db compliance.db --port 3333
@@ -14,7 +17,10 @@ import argparse
 import json
 import logging
 import os
+import shlex
+import shutil
 import sys
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,7 +36,7 @@ from .openapi import openapi_document
 from .server import DEFAULT_THREADS, ServerError, serve_platform
 from .wire import Wire
 
-__all__ = ["main", "build_parser", "store_url", "DEFAULT_DB", "DEFAULT_ORGANIZATION"]
+__all__ = ["main", "build_parser", "store_url", "first_run_banner", "DEFAULT_DB", "DEFAULT_ORGANIZATION"]
 
 DEFAULT_DB = "compliance.db"
 DEFAULT_ORGANIZATION = "Default organization"
@@ -76,6 +82,34 @@ def _open(db: str | None, *, create: bool = False) -> Platform:
     return Platform.open(url)
 
 
+def _db_option(url: str) -> str:
+    """``url`` as a ``--db`` value to print: a SQLite file as its path, and any password in a
+    URL replaced by ``PASSWORD`` (what is printed ends up in terminals and logs)."""
+    if url.startswith(_SQLITE):
+        return url[len(_SQLITE) :]
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    user = urllib.parse.quote(parts.username or "", safe="")
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:PASSWORD@{host}"))
+
+
+def _program() -> str:
+    """How to run this command again from the same shell: ``compliance`` when that is what PATH
+    finds, else the path it was started by (``.venv/bin/compliance`` under ``make serve``)."""
+    started = sys.argv[0] if sys.argv else ""
+    if Path(started).name != "compliance":
+        return "compliance"
+    found = shutil.which("compliance")
+    try:
+        if found is not None and os.path.samefile(found, started):
+            return "compliance"
+    except OSError:
+        pass
+    return started
+
+
 def _emit(value: Any) -> None:
     print(json.dumps(value, indent=2, default=str), flush=True)
 
@@ -83,6 +117,21 @@ def _emit(value: Any) -> None:
 def _error(code: str, message: str, details: Mapping[str, Any]) -> None:
     body = {"error": {"code": code, "message": message, "details": json_value(dict(details))}}
     print(json.dumps(body, default=str), file=sys.stderr, flush=True)
+
+
+def _as_options(error: ValidationError, options: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """The error's message and details with core's field name (``url``, ``expiresAt``) replaced
+    by the option the user typed (``--db``, ``--expires-at``); a field no option gave is kept."""
+    details = dict(error.details)
+    field = details.get("field")
+    option = options.get(field) if isinstance(field, str) else None
+    if field is None or option is None:
+        return error.message, details
+    details["field"] = option
+    message = error.message
+    if message.startswith(f"{field}:"):
+        message = option + message[len(field) :]
+    return message, details
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -101,6 +150,14 @@ def _set_plan(args: argparse.Namespace) -> int:
             platform.actor(args.org), args.plan, rpm=args.rpm, burst=args.burst
         )
         _emit(Wire(platform.renderer).unstructure(organization))
+    return 0
+
+
+def _org_list(args: argparse.Namespace) -> int:
+    with _open(args.db) as platform:
+        with platform.uow.read() as session:
+            organizations = session[ORGANIZATIONS].list_all()
+        _emit(Wire(platform.renderer).unstructure(organizations))
     return 0
 
 
@@ -134,29 +191,51 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
-def first_run_banner(platform: Platform, server_url: str) -> str | None:
+def _maintenance(args: argparse.Namespace) -> int:
+    with _open(args.db) as platform:
+        purged = platform.purge_idempotency()
+    _emit({"purgedIdempotencyRecords": purged})
+    return 0
+
+
+def first_run_banner(platform: Platform, server_url: str, db: str, *, program: str = "compliance") -> str | None:
     """Bootstrap an empty database and return the banner showing its Owner key (the only time
-    the key is ever shown); None when the database already has an organization."""
+    the key is ever shown); None when the database already has an organization.
+
+    :param db: the store URL the server opened, shown in the banner's hints as ``--db`` (a
+        SQLite file as its path, a password as ``PASSWORD``)
+    :param program: how the hints run the command (see ``_program``)
+    """
     with platform.uow.read() as session:
         if session[ORGANIZATIONS].count() > 0:
             return None
     boot = platform.bootstrap(DEFAULT_ORGANIZATION)
+    secret = boot.owner_key.secret
     rule = "=" * 78
-    return "\n".join(
-        [
-            rule,
-            f'  First run: created the organization "{boot.organization.name}" and its Owner API key.',
-            "",
-            f"    organizationId  {boot.organization.id}",
-            f"    API key         {boot.owner_key.secret}",
-            f"    API             {server_url}/v1",
-            "",
-            "  The key is shown only this once (only its hash is stored). Keep it now, e.g.:",
-            f'    curl -H "X-API-Key: {boot.owner_key.secret}" {server_url}/v1/vendors',
-            f"  More keys: compliance keys create --org {boot.organization.id} --name NAME --role ROLE",
-            rule,
+    lines = [
+        rule,
+        f'  First run: created the organization "{boot.organization.name}" and its Owner API key.',
+        "",
+        f"    organizationId  {boot.organization.id}",
+        f"    API key         {secret}",
+        f"    API             {server_url}/v1",
+        "",
+        "  The key is shown only this once (only its hash is stored). Keep it now, e.g.:",
+        f"    export KEY={secret}",
+        f'    curl -H "X-API-Key: $KEY" {server_url}/v1/vendors',
+        "",
+    ]
+    if db.startswith("memory:"):
+        lines.append("  memory:// lives inside this server: its data and keys go when it stops.")
+    else:
+        command, where = shlex.quote(program), shlex.quote(_db_option(db))
+        lines += [
+            f"  Lost the key, or need more? On this machine (ROLE: {ROLES}):",
+            f"  More keys:      {command} keys create --db {where} --org {boot.organization.id} --name NAME --role ROLE",
+            f"  Organizations:  {command} org list --db {where}",
         ]
-    )
+    lines.append(rule)
+    return "\n".join(lines)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -170,7 +249,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
     def prepare(platform: Platform, server_url: str) -> None:
-        banner = first_run_banner(platform, server_url)
+        banner = first_run_banner(platform, server_url, url, program=_program())
         if banner is not None:
             print(banner, flush=True)
 
@@ -182,7 +261,16 @@ def _serve(args: argparse.Namespace) -> int:
         )
 
     try:
-        serve_platform(url, args.host, args.port, workers, args.threads, prepare=prepare, on_ready=ready)
+        serve_platform(
+            url,
+            args.host,
+            args.port,
+            workers,
+            args.threads,
+            prepare=prepare,
+            on_ready=ready,
+            access_log=not args.quiet,
+        )
     except ServerError as error:
         _error("internal_error", str(error), {})
         return 1
@@ -214,6 +302,38 @@ def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
 
 _positive = _whole(1)
 _port = _whole(0, 65535)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _options(parser: argparse.ArgumentParser, **fields: str) -> None:
+    """Let errors from this command name its options: each option under the names core may give
+    its value (``expires_at``, ``expiresAt`` for ``--expires-at``), plus ``fields`` (core's name ->
+    option) where core calls it something else (``url`` for ``--db``)."""
+    names: dict[str, str] = {}
+    for action in parser._actions:
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if long and action.dest not in ("help", "version"):
+            names[action.dest] = names[_camel(action.dest)] = long[0]
+    if "db" in names:
+        names["url"] = names["db"]
+    if "org" in names:
+        names["organization_id"] = names["organizationId"] = names["org"]
+    names.update(fields)
+    parser.set_defaults(options=names)
+
+
+def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """What a command group does when run without one of its commands: print its help."""
+
+    def run(args: argparse.Namespace) -> int:
+        print(parser.format_help(), end="", file=sys.stderr, flush=True)
+        return 2
+
+    return run
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -248,7 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Output is JSON; errors are one JSON object on stderr.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.set_defaults(run=_help(parser))
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     init = commands.add_parser(
         "init",
@@ -265,10 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"one of {PLANS} (default: professional); sets the rate limits",
     )
     _add_limits(init)
+    _options(init, name="--org-name")
     init.set_defaults(run=_init)
 
     org = commands.add_parser("org", help="manage an organization", description="Manage an organization.")
-    org_commands = org.add_subparsers(dest="org_command", metavar="COMMAND", required=True)
+    org.set_defaults(run=_help(org))
+    org_commands = org.add_subparsers(dest="org_command", metavar="COMMAND")
     set_plan = org_commands.add_parser(
         "set-plan",
         help="change the organization's plan (rate limits)",
@@ -278,10 +401,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_org(set_plan)
     set_plan.add_argument("--plan", required=True, metavar="PLAN", help=f"one of {PLANS}")
     _add_limits(set_plan)
+    _options(set_plan)
     set_plan.set_defaults(run=_set_plan)
 
+    org_list = org_commands.add_parser(
+        "list",
+        help="list the organizations (id, name, plan)",
+        description="Print every organization in the database as a JSON list: its id (for --org), "
+        "name, plan and rate limits. Nothing secret is shown.",
+    )
+    _add_db(org_list)
+    _options(org_list)
+    org_list.set_defaults(run=_org_list)
+
     keys = commands.add_parser("keys", help="manage API keys", description="Manage an organization's API keys.")
-    key_commands = keys.add_subparsers(dest="keys_command", metavar="COMMAND", required=True)
+    keys.set_defaults(run=_help(keys))
+    key_commands = keys.add_subparsers(dest="keys_command", metavar="COMMAND")
     create = key_commands.add_parser(
         "create",
         help="create an API key and print it once",
@@ -296,6 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ISO",
         help="expiry as an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z (default: never)",
     )
+    _options(create)
     create.set_defaults(run=_keys_create)
 
     listing = key_commands.add_parser(
@@ -305,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db(listing)
     _add_org(listing)
+    _options(listing)
     listing.set_defaults(run=_keys_list)
 
     revoke = key_commands.add_parser(
@@ -313,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(revoke)
     _add_org(revoke)
     revoke.add_argument("--key", required=True, metavar="KEY_ID", help="the key's id (key_...)")
+    _options(revoke, key_id="--key", keyId="--key")
     revoke.set_defaults(run=_keys_revoke)
 
     serve = commands.add_parser(
@@ -337,7 +475,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"request threads per process (default: {DEFAULT_THREADS})",
     )
+    serve.add_argument(
+        "--quiet",
+        action="store_true",
+        help="write no access log (by default one JSON line per request on stderr: time, request id, "
+        "key id, route, status, duration; never a key, query or body)",
+    )
+    _options(serve)
     serve.set_defaults(run=_serve)
+
+    maintenance = commands.add_parser(
+        "maintenance",
+        help="purge idempotency records older than 24 hours",
+        description="Delete the idempotency records older than 24 hours (they are never replayed "
+        'again) and print {"purgedIdempotencyRecords": N}. A running server also does this '
+        "periodically; run it from cron for a database no server is serving.",
+    )
+    _add_db(maintenance)
+    _options(maintenance)
+    maintenance.set_defaults(run=_maintenance)
 
     openapi = commands.add_parser(
         "openapi",
@@ -353,14 +509,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        return int(args.run(args))
     except SystemExit as stop:  # --help and --version
         return stop.code if isinstance(stop.code, int) else 0
     except UsageError as error:
         _error("validation_error", error.message, {"usage": error.usage})
         return 2
+    try:
+        return int(args.run(args))
+    except ValidationError as error:
+        message, details = _as_options(error, getattr(args, "options", {}))
+        _error(error.code, message, details)
+        return 2
     except ComplianceError as error:
         _error(error.code, error.message, error.details)
-        return 2 if isinstance(error, ValidationError) else 1
+        return 1
     except KeyboardInterrupt:  # Ctrl+C before serve's own handlers are in place
         return 130
