@@ -1,12 +1,16 @@
 """The OpenAPI 3.0.3 document, generated from the route table and core's attrs models.
 
 Nothing here is written by hand twice: paths, methods, statuses, parameters and bodies come from
-``routes.ROUTES``; schemas come from walking the models' attrs fields. docs/openapi.json is this
-document, committed; regenerate it with ``python -m compliance_http.openapi > docs/openapi.json``.
+``routes.ROUTES``; schemas come from walking the models' attrs fields, and every constraint a
+request field has comes from the converter that enforces it (``validation.schema_of``), so the
+document is exactly as strict as the server: what it allows is accepted, what it forbids is a
+400. docs/openapi.json is this document, committed; regenerate it with
+``python -m compliance_http.openapi > docs/openapi.json``.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import enum
 import inspect
@@ -23,12 +27,12 @@ import attrs
 from compliance_core.areas.api_keys import ApiKey, IssuedKey
 from compliance_core.areas.organizations import Organization, Plan
 from compliance_core.areas.people import MAX_BULK
-from compliance_core.kernel.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from compliance_core.kernel.registry import Download
 from compliance_core.kernel.rendering import WireView
-from compliance_core.kernel.validation import Unset, wire_name
+from compliance_core.kernel.validation import Unset, page_schemas, schema_of, wire_name
 
-from .errors import STATUS_BY_CODE
+from .errors import code_for_status
+from .resources import MAX_BODY_BYTES
 from .routes import Endpoint, default_endpoints
 
 __all__ = ["openapi_document", "SERVER_URL", "API_VERSION"]
@@ -42,9 +46,23 @@ _ERRORS = {
     403: "Forbidden",
     404: "NotFound",
     409: "Conflict",
+    413: "PayloadTooLarge",
     429: "RateLimited",
     500: "InternalError",
 }
+_WHEN = {
+    400: "The request's parameters, headers or body break a documented rule, or a rule across "
+    "fields, records or time (details name the field, the offending value and the reason)",
+    401: "No X-API-Key, or a key that is unknown, revoked or expired",
+    403: "The key's role lacks the permission, or X-Organization-Id names another organization",
+    404: "No such record in the key's organization (another organization's records look the same)",
+    409: "The Idempotency-Key was used with a different request or is still in flight, a unique "
+    "value is taken, or the record's state forbids the change",
+    413: f"The body is larger than {MAX_BODY_BYTES} bytes",
+    429: "The key's bucket is empty: wait Retry-After seconds",
+    500: "An unexpected error, logged with the request id; retrying with the same Idempotency-Key is safe",
+}
+_READS = frozenset({"GET", "HEAD"})
 
 
 def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str, Any]:
@@ -52,9 +70,13 @@ def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str,
     endpoints = default_endpoints() if endpoints is None else endpoints
     schemas = _Schemas()
     paths: dict[str, dict[str, Any]] = {}
+    links = _links(endpoints)
     for route in endpoints:
         path = re.sub(r"{(\w+)}", lambda m: "{" + wire_name(m[1]) + "}", route.path)
-        paths.setdefault(path, {})[route.method.lower()] = _operation(route, schemas)
+        operation = _operation(route, schemas)
+        if (route.method, route.path) in links:
+            operation["responses"][str(route.status)]["links"] = links[route.method, route.path]
+        paths.setdefault(path, {})[route.method.lower()] = operation
         if route.method == "GET":
             head = _operation(route, schemas)
             head["operationId"] += "Head"
@@ -72,7 +94,10 @@ def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str,
                 "Vendors, people, findings and API keys of one organization. Every request except "
                 "health and this document carries an X-API-Key; every response carries X-Request-Id; "
                 "authenticated responses carry X-RateLimit-Limit, X-RateLimit-Remaining and "
-                "X-RateLimit-Reset. Errors are {error: {code, message, details}, requestId}."
+                "X-RateLimit-Reset. Errors are {error: {code, message, details}, requestId}. "
+                "Text fields are trimmed of surrounding white space before they are checked; "
+                "they must not contain control characters, and required text must contain a "
+                "visible character. An unknown body field or query parameter is a 400."
             ),
         },
         "servers": [{"url": SERVER_URL, "description": "local development server"}],
@@ -96,10 +121,50 @@ def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str,
     }
 
 
+def _operation_id(endpoint: Endpoint) -> str:
+    return wire_name(endpoint.operation.name.replace(".", "_"))
+
+
+def _links(endpoints: tuple[Endpoint, ...]) -> dict[tuple[str, str], dict[str, Any]]:
+    """OpenAPI links from each create to the routes of the record it made.
+
+    A create is a route answering 201; the routes of its record are those of the same area whose
+    ids are the create's ids plus one more: that one is the created record's ``id`` (the first
+    entry's, for a batch), the others are the create's own path ids.
+    """
+    links: dict[tuple[str, str], dict[str, Any]] = {}
+    for create in endpoints:
+        if create.status != 201:
+            continue
+        new_id = "$response.body#/data/0/id" if create.operation.batch is not None else "$response.body#/id"
+        ids = create.operation.ids
+        found: dict[str, Any] = {}
+        for target in endpoints:
+            operation = target.operation
+            if (
+                operation.area != create.operation.area
+                or operation.ids[:-1] != ids
+                or len(operation.ids) != len(ids) + 1
+            ):
+                continue
+            parameters = {wire_name(name): f"$request.path.{wire_name(name)}" for name in ids}
+            parameters[wire_name(operation.ids[-1])] = new_id
+            targets = [_operation_id(target)] + ([_operation_id(target) + "Head"] if target.method == "GET" else [])
+            for operation_id in targets:
+                found[operation_id] = {
+                    "operationId": operation_id,
+                    "parameters": parameters,
+                    "description": f"{target.method} {target.path} of the record this call created",
+                }
+        if found:
+            links[create.method, create.path] = found
+    return links
+
+
 def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
     core = route.operation
     operation: dict[str, Any] = {
-        "operationId": wire_name(core.name.replace(".", "_")),
+        "operationId": _operation_id(route),
         "tags": [route.tag],
         "summary": route.summary,
     }
@@ -110,10 +175,18 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
     if core.filters is not None:
         hints = typing.get_type_hints(core.filters)
         for field in attrs.fields(core.filters):
-            schema = schemas.of(_without_none(hints[field.name]))
+            schema = schemas.field(hints[field.name], field, output=False)
+            schema.pop("nullable", None)  # a query parameter is absent, never null
+            if "enum" in schema:
+                schema["enum"] = [value for value in schema["enum"] if value is not None]
             if field.default not in (None, attrs.NOTHING):
                 schema["default"] = field.default
-            parameters.append({"name": wire_name(field.name), "in": "query", "required": False, "schema": schema})
+            parameter: dict[str, Any] = {"name": wire_name(field.name), "in": "query", "required": False}
+            description = schema.pop("description", None)
+            if description:
+                parameter["description"] = description
+            parameter["schema"] = schema
+            parameters.append(parameter)
     if core.paged:
         parameters += [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/perPage"}]
     if route.public:
@@ -136,6 +209,24 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
         operation["requestBody"] = {"required": True, "content": {"application/json": content}}
     operation["responses"] = _responses(route, schemas)
     return operation
+
+
+def _statuses(route: Endpoint) -> list[int]:
+    """The error statuses ``route`` can answer.
+
+    Every route: 400 (an unknown or malformed query parameter) and 500. Authenticated routes: 401,
+    403 and 429. Routes with path ids: 404. Writes: 409 (an Idempotency-Key reused, a unique value
+    taken, a state that forbids the change). Routes with a body: 413.
+    """
+    core = route.operation
+    statuses = [400, 500] if route.public else [400, 401, 403, 429, 500]
+    if route.path_params:
+        statuses.append(404)
+    if not route.public and (core.idempotent or core.body is not None or route.method not in _READS):
+        statuses.append(409)
+    if core.body is not None:
+        statuses.append(413)
+    return sorted(statuses)
 
 
 def _responses(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
@@ -168,12 +259,7 @@ def _responses(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
     responses: dict[str, Any] = {str(route.status): success}
     if core.name == "health":
         responses["503"] = {"description": "The store is not healthy", "headers": headers, "content": content}
-    statuses = [400, 500] if route.public else [400, 401, 403, 429, 500]
-    if route.path_params:
-        statuses.append(404)
-    if core.idempotent or core.body is not None:
-        statuses.append(409)
-    for status in sorted(statuses):
+    for status in _statuses(route):
         responses[str(status)] = {"$ref": f"#/components/responses/{_ERRORS[status]}"}
     return responses
 
@@ -183,6 +269,25 @@ def _without_none(hint: Any) -> Any:
         kept = [arg for arg in typing.get_args(hint) if arg not in (type(None), Unset)]
         return kept[0] if len(kept) == 1 else typing.Union[tuple(kept)]  # noqa: UP007 (built at run time)
     return hint
+
+
+def _constrained(schema: dict[str, Any], rules: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` (a field's type) with the keywords its converter enforces.
+
+    The converter knows best: its keywords replace the type's (its ``items`` replace those walked
+    from the model), and its ``nullable`` says whether null is taken (a clearable text field takes
+    null and stores "", whatever its type says), so an enum lists null exactly then.
+    """
+    if not rules or "$ref" in schema or "allOf" in schema:
+        return schema
+    merged = {**schema, **copy.deepcopy(dict(rules))}
+    if merged.get("nullable") and "enum" in merged and None not in merged["enum"]:
+        merged["enum"] = [*merged["enum"], None]
+    if not merged.get("nullable"):
+        merged.pop("nullable", None)
+        if "enum" in merged:
+            merged["enum"] = [value for value in merged["enum"] if value is not None]
+    return merged
 
 
 class _Schemas:
@@ -276,6 +381,22 @@ class _Schemas:
         }
         return {"$ref": _SCHEMAS + name}
 
+    def field(self, hint: Any, field: attrs.Attribute, *, output: bool) -> dict[str, Any]:
+        """The schema of a model's field: its type and, on the way in, what its converter enforces.
+
+        A converter checking a list of objects with a model of its own registers that model as
+        its ``items`` (``{"items": _SubProcessorInput}``): the entries are documented from that
+        model's converters, not from the stored model's plain types.
+        """
+        schema = self.of(hint, output=output)
+        if output or field.converter is None:
+            return schema
+        rules = schema_of(field.converter)
+        items = rules.get("items")
+        if isinstance(items, type) and attrs.has(items):
+            rules["items"] = self._model(items, output=False)
+        return _constrained(schema, rules)
+
     def of(self, hint: Any, *, output: bool = True) -> dict[str, Any]:
         origin = typing.get_origin(hint)
         if origin in (typing.Union, types.UnionType):
@@ -332,7 +453,7 @@ class _Schemas:
                     },
                 ]
             }
-        properties = {wire_name(f.name): self.of(hints[f.name], output=output) for f in fields}
+        properties = {wire_name(f.name): self.field(hints[f.name], f, output=output) for f in fields}
         required = [wire_name(f.name) for f in fields if output or f.default is attrs.NOTHING]
         if model is ApiKey:
             properties["status"] = {"type": "string", "enum": ["active", "revoked", "expired"]}
@@ -363,9 +484,9 @@ def _error_response(name: str, status: int) -> dict[str, Any]:
         headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
         for header in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             headers[header] = {"$ref": f"#/components/headers/{header}"}
-    code = next(code for code, code_status in STATUS_BY_CODE.items() if code_status == status)
+    code = code_for_status(status)
     return {
-        "description": f"{name} (error.code {code})",
+        "description": f"{name} (error.code {code}): {_WHEN[status]}",
         "headers": headers,
         "content": {"application/json": {"schema": {"$ref": _SCHEMAS + "Error"}}},
     }
@@ -381,14 +502,16 @@ _ERROR_SCHEMA = {
             "properties": {
                 "code": {
                     "type": "string",
-                    "description": "validation_error, unauthorized, forbidden, "
-                    "not_found, method_not_allowed, conflict, rate_limited or internal_error",
+                    "description": "validation_error, unauthorized, forbidden, not_found, method_not_allowed, "
+                    "conflict, rate_limited or internal_error (a body over the size limit is a validation_error "
+                    "answered with 413)",
                 },
                 "message": {"type": "string"},
                 "details": {
                     "type": "object",
                     "additionalProperties": True,
-                    "description": "Context such as field, value and reason",
+                    "description": "Context such as field, value and reason; an echoed value is cut to a "
+                    "bounded size and `truncated: true` says so",
                 },
             },
         },
@@ -407,13 +530,18 @@ _PAGE_META = {
 }
 _HEALTH = {
     "type": "object",
-    "required": ["status", "version", "timestamp", "uptimeSeconds", "store"],
+    "description": "Anyone gets status, version and timestamp; uptimeSeconds and store only come with a valid X-API-Key.",
+    "required": ["status", "version", "timestamp"],
     "properties": {
         "status": {"type": "string", "enum": ["ok", "degraded"]},
         "version": {"type": "string"},
         "timestamp": {"type": "string", "format": "date-time"},
-        "uptimeSeconds": {"type": "number"},
-        "store": {"type": "object", "additionalProperties": True},
+        "uptimeSeconds": {"type": "number", "description": "Only for an authenticated caller"},
+        "store": {
+            "type": "object",
+            "additionalProperties": True,
+            "description": "The store's own report; only for an authenticated caller",
+        },
     },
 }
 _ORGANIZATION = {
@@ -445,21 +573,13 @@ _PARAMETERS = {
         "name": "Idempotency-Key",
         "in": "header",
         "required": False,
-        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
-        "description": "Repeat within 24 hours with the same body: the original result, nothing created "
-        "twice. The same key with a different body: 409.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"},
+        "description": "1 to 255 printable characters. Repeat within 24 hours with the same body: the original "
+        "result, nothing created twice. The same key with a different body: 409.",
     },
-    "page": {
-        "name": "page",
-        "in": "query",
-        "required": False,
-        "schema": {"type": "integer", "minimum": 1, "default": 1},
-    },
-    "perPage": {
-        "name": "perPage",
-        "in": "query",
-        "required": False,
-        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE},
+    **{
+        name: {"name": name, "in": "query", "required": False, "schema": schema}
+        for name, schema in page_schemas().items()
     },
 }
 _HEADERS = {

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from openapi_spec_validator import validate
 
+from compliance_core.kernel.pagination import MAX_PAGE, MAX_PER_PAGE
+from compliance_core.kernel.rendering import wire_name
+from compliance_core.kernel.validation import schema_of
 from compliance_http.openapi import openapi_document
-from compliance_http.routes import ROUTES
+from compliance_http.resources import MAX_BODY_BYTES
+from compliance_http.routes import ROUTES, Endpoint, default_endpoints
 from http_support import Api, check_answer
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -139,3 +145,147 @@ def test_answers_match_the_document(  # every route's answers are checked by tes
         check_answer(document, path, method, result.status_code, result.json)
     error = api.get("/v1/vendors", query="perPage=500")
     check_answer(document, "/v1/vendors", "GET", 400, error.json)
+
+
+def _documented(endpoint: Endpoint) -> str:
+    return re.sub(r"{(\w+)}", lambda m: "{" + wire_name(m[1]) + "}", endpoint.path)
+
+
+def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _holds(documented: dict[str, Any], rules: dict[str, Any]) -> None:
+    """Every keyword the converter enforces is in the documented schema (null aside)."""
+    for keyword, value in rules.items():
+        if keyword in ("items", "description"):
+            continue
+        if keyword == "enum":
+            assert [v for v in documented["enum"] if v is not None] == [v for v in value if v is not None]
+        elif keyword == "nullable":
+            assert documented.get("nullable") is value or not value, documented
+        else:
+            assert documented.get(keyword) == value, (keyword, documented, rules)
+    if "description" in rules:
+        assert rules["description"] in documented.get("description", ""), documented
+
+
+@pytest.mark.parametrize(
+    "endpoint", [e for e in default_endpoints() if e.operation.body is not None], ids=lambda e: e.operation.name
+)
+def test_every_body_field_documents_what_its_converter_enforces(document: dict[str, Any], endpoint: Endpoint) -> None:
+    body = document["paths"][_documented(endpoint)][endpoint.method.lower()]["requestBody"]["content"]
+    schema = _resolve(document, body["application/json"]["schema"])
+    if endpoint.operation.batch is not None:
+        schema = _resolve(document, schema["properties"]["members"]["items"])
+    assert schema["additionalProperties"] is False
+    model = endpoint.operation.body
+    assert model is not None
+    for field in attrs.fields(model):
+        rules = schema_of(field.converter)
+        if field.converter is not None:
+            assert rules, f"{model.__name__}.{field.name}: its converter describes no rule (validation.schema_of)"
+        _holds(schema["properties"][wire_name(field.name)], rules)
+
+
+@pytest.mark.parametrize(
+    "endpoint", [e for e in default_endpoints() if e.operation.filters is not None], ids=lambda e: e.operation.name
+)
+def test_every_filter_documents_what_its_converter_enforces(document: dict[str, Any], endpoint: Endpoint) -> None:
+    parameters = document["paths"][_documented(endpoint)][endpoint.method.lower()]["parameters"]
+    by_name = {p["name"]: p for p in parameters if "name" in p}
+    assert endpoint.operation.filters is not None
+    for field in attrs.fields(endpoint.operation.filters):
+        parameter = by_name[wire_name(field.name)]
+        rules = {k: v for k, v in schema_of(field.converter).items() if k not in ("nullable", "description")}
+        _holds(parameter["schema"], rules)
+        assert "nullable" not in parameter["schema"] and None not in parameter["schema"].get("enum", [])
+
+
+def test_the_rules_of_text_numbers_addresses_and_dates_are_documented(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    vendor = schemas["NewVendor"]["properties"]
+    assert vendor["name"]["minLength"] == 1 and vendor["name"]["maxLength"] == 255
+    assert "control characters" in vendor["name"]["description"]
+    assert "visible character" in vendor["name"]["description"]
+    assert vendor["description"]["maxLength"] == 5000 and "minLength" not in vendor["description"]
+    assert vendor["website"]["format"] == "uri" and re.match(vendor["website"]["pattern"], "https://x.example")
+    assert not re.match(vendor["website"]["pattern"], "ftp://x.example")
+    assert (
+        vendor["dpaSignedAt"]["format"] == "date" and vendor["dpaSignedAt"]["pattern"] == "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+    )
+    assert vendor["country"]["nullable"] is True
+    assert "pattern" in vendor["country"] or "enum" in vendor["country"]
+    assert vendor["assigneeId"]["pattern"].startswith("^[a-z]")
+    category = vendor["category"]
+    assert category["type"] == "string" and "enum" not in category
+    assert "cloud" in category["description"] and category["maxLength"] == 100
+    assert schemas["NewPerson"]["properties"]["email"]["format"] == "email"
+    order = schemas["NewFindingTemplate"]["properties"]["order"]
+    assert (order["type"], order["minimum"], order["maximum"]) == ("integer", 0, 10_000)
+    assert schemas["Vendor"]["properties"]["category"] == {"type": "string"}
+    parameters = document["components"]["parameters"]
+    assert parameters["page"]["schema"]["maximum"] == MAX_PAGE == 10_000_000
+    assert parameters["perPage"]["schema"]["maximum"] == MAX_PER_PAGE
+    assert parameters["IdempotencyKey"]["schema"]["maxLength"] == 255
+
+
+def test_a_public_health_answer_needs_only_status_version_and_time(document: dict[str, Any]) -> None:
+    health = document["components"]["schemas"]["Health"]
+    assert health["required"] == ["status", "version", "timestamp"]
+    assert {"uptimeSeconds", "store"} <= health["properties"].keys()
+
+
+@pytest.mark.parametrize("endpoint", default_endpoints(), ids=lambda e: f"{e.method} {e.path}")
+def test_every_status_an_operation_can_answer_is_documented_with_the_error_shape(
+    document: dict[str, Any], endpoint: Endpoint
+) -> None:
+    operation = endpoint.operation
+    expected = {"400", "500"} if endpoint.public else {"400", "401", "403", "429", "500"}
+    if endpoint.path_params:
+        expected.add("404")
+    if not endpoint.public and (operation.idempotent or operation.body is not None or endpoint.method != "GET"):
+        expected.add("409")
+    if operation.body is not None:
+        expected.add("413")
+    methods = ["get", "head"] if endpoint.method == "GET" else [endpoint.method.lower()]
+    for method in methods:
+        responses = document["paths"][_documented(endpoint)][method]["responses"]
+        errors = {status for status in responses if int(status) >= 400 and status != "503"}
+        assert errors == expected, (method, sorted(errors))
+        for status in errors:
+            shared = document["components"]["responses"][responses[status]["$ref"].rsplit("/", 1)[1]]
+            assert shared["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+    too_large = document["components"]["responses"]["PayloadTooLarge"]
+    assert str(MAX_BODY_BYTES) in too_large["description"]
+
+
+def test_every_create_links_to_the_routes_of_the_record_it_made(document: dict[str, Any]) -> None:
+    endpoints = default_endpoints()
+    operation_ids = {op["operationId"] for item in document["paths"].values() for op in item.values()}
+    creates = [e for e in endpoints if e.status == 201]
+    assert {e.operation.area for e in creates} >= {"vendors", "people", "findings", "finding_templates", "api_keys"}
+    for create in creates:
+        links = document["paths"][_documented(create)]["post"]["responses"]["201"]["links"]
+        ids = create.operation.ids
+        items = [
+            e
+            for e in endpoints
+            if e.operation.area == create.operation.area
+            and len(e.operation.ids) == len(ids) + 1
+            and e.operation.ids[:-1] == ids
+        ]
+        assert items
+        expected = set()
+        for item in items:
+            name = wire_name(item.operation.name.replace(".", "_"))
+            expected.add(name)
+            if item.method == "GET":
+                expected.add(name + "Head")
+        assert set(links) == expected, create.operation.name
+        source = "$response.body#/data/0/id" if create.operation.batch is not None else "$response.body#/id"
+        for name, link in links.items():
+            assert link["operationId"] == name and name in operation_ids
+            assert source in link["parameters"].values()
