@@ -1,7 +1,9 @@
 """The store contract: every store passes the same behavioural tests.
 
-``STORES`` maps a name to a factory taking pytest's ``tmp_path``; the ``store`` fixture runs each
-test once per entry. A new store (PostgreSQL) joins the contract by adding one factory here.
+``STORES`` maps a name to a factory taking the test's ``request`` and ``tmp_path``; the ``store``
+fixture runs each test once per entry. A new store joins the contract by adding one factory here.
+PostgreSQL runs in this test run's own schema, emptied before each test (``tests/conftest.py``),
+and is skipped, saying why, when no server is reachable (unless ``COMPLIANCE_REQUIRE_POSTGRES=1``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from compliance_core.platform import Bootstrap
 from compliance_store.memory import MemoryStore
 
 
-def _sqlite(tmp: pathlib.Path) -> Store:
+def _sqlite(request: pytest.FixtureRequest, tmp: pathlib.Path) -> Store:
     # Imported when a test asks for it, so one store that does not import fails its own tests
     # instead of every store's.
     from compliance_store.sqlite import SqliteStore
@@ -25,15 +27,22 @@ def _sqlite(tmp: pathlib.Path) -> Store:
     return SqliteStore(f"sqlite:///{tmp / 'contract.db'}")
 
 
-STORES: dict[str, Callable[[pathlib.Path], Store]] = {
-    "memory": lambda tmp: MemoryStore(),
+def _postgres(request: pytest.FixtureRequest, tmp: pathlib.Path) -> Store:
+    from compliance_store.postgres import PostgresStore
+
+    return PostgresStore(request.getfixturevalue("postgres_url"))
+
+
+STORES: dict[str, Callable[[pytest.FixtureRequest, pathlib.Path], Store]] = {
+    "memory": lambda request, tmp: MemoryStore(),
     "sqlite": _sqlite,
+    "postgresql": _postgres,
 }
 
 
 @pytest.fixture(params=sorted(STORES))
 def store(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[Store]:
-    opened = STORES[request.param](tmp_path)
+    opened = STORES[request.param](request, tmp_path)
     yield opened
     opened.close()
 

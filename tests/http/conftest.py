@@ -1,4 +1,4 @@
-"""Fixtures for the HTTP suite: an app over a memory-store platform with a frozen clock."""
+"""Fixtures for the HTTP suite: an app over a platform on each store, with a frozen clock."""
 
 from __future__ import annotations
 
@@ -19,10 +19,16 @@ def clock() -> FrozenClock:
     return FrozenClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
-    """Every HTTP test runs on the reference memory store and on SQLite."""
-    url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path / 'http.db'}"
+    """Every HTTP test runs on the reference memory store, on SQLite and on PostgreSQL (this
+    run's schema, emptied first; skipped when no server is reachable, see tests/conftest.py)."""
+    if request.param == "memory":
+        url = "memory://"
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'http.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
     with Platform.open(url, clock=clock, ids=SequentialIds()) as platform:
         yield platform
 

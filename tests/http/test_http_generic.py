@@ -94,9 +94,14 @@ def _json(result: Any) -> Any:
     return result.json if result.content else None
 
 
-@pytest.fixture(scope="module", params=["memory", "sqlite"])
+@pytest.fixture(scope="module", params=["memory", "sqlite", "postgresql"])
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path_factory.mktemp('generic') / 'g.db'}"
+    if request.param == "memory":
+        url = "memory://"
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('generic') / 'g.db'}"
+    else:
+        url = request.getfixturevalue("new_postgres_schema")()
     world = World(url)
     yield world
     world.platform.close()

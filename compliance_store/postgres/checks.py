@@ -1,0 +1,101 @@
+"""The start-up check: the migrated schema must hold what the registered tables need.
+
+A model field without a column, or a ``Records`` table without its list index, a filter index,
+its count or revision triggers (or with one disabled), would otherwise show up later as a failing
+write, a full scan or a wrong total or cached page. The store runs this once, after migrating,
+and refuses to open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+import psycopg
+
+from .tables import SUPPORT_TABLES, Table
+
+__all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
+
+_COLUMNS = """SELECT c.relname, a.attname
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')"""
+_INDEXES = """SELECT i.relname, t.relname, array_agg(a.attname ORDER BY k.position)
+FROM pg_index x
+JOIN pg_class i ON i.oid = x.indexrelid
+JOIN pg_class t ON t.oid = x.indrelid
+JOIN pg_namespace n ON n.oid = t.relnamespace
+CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
+JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+WHERE n.nspname = current_schema()
+GROUP BY i.relname, t.relname"""
+_TRIGGERS = """SELECT g.tgname, c.relname, g.tgenabled
+FROM pg_trigger g
+JOIN pg_class c ON c.oid = g.tgrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND NOT g.tgisinternal"""
+
+
+def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
+    """A ``Records`` table's list and filter indexes, by name, with their columns (as
+    ``migrations.helpers.create_records_table`` makes them)."""
+    records = table.records
+    if records is None:
+        return {}
+    scope = ("organization_id", records.partition) if records.partition else ("organization_id",)
+    indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
+    if records.filters is not None:
+        for field in attrs.fields(records.filters):
+            if field.name != records.partition:
+                indexes[f"{table.table}_by_{field.name}"] = (*scope, field.name, "created_at", "id")
+    return indexes
+
+
+def expected_triggers(table: Table) -> tuple[str, ...]:
+    """A ``Records`` table's ``list_counts`` and ``list_revisions`` triggers."""
+    if table.records is None:
+        return ()
+    return tuple(
+        f"{table.table}_{kind}_{event}" for kind in ("count", "revision") for event in ("insert", "delete", "update")
+    )
+
+
+def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> list[str]:
+    """What the connection's current schema lacks for ``tables``, one sentence each (empty when
+    nothing is missing)."""
+    cur = conn.cursor()
+    columns: dict[str, set[str]] = {}
+    for table_name, column in cur.execute(_COLUMNS).fetchall():
+        columns.setdefault(table_name, set()).add(column)
+    indexes = {name: (owner, tuple(found)) for name, owner, found in cur.execute(_INDEXES).fetchall()}
+    triggers = {name: (owner, enabled) for name, owner, enabled in cur.execute(_TRIGGERS).fetchall()}
+    required: list[tuple[str, tuple[str, ...], Table | None]] = [
+        (table.table, tuple(f.name for f in attrs.fields(table.model)), table) for table in tables
+    ]
+    required += [(name, names, None) for name, names in SUPPORT_TABLES.items()]
+    problems = []
+    for name, needed, table in required:
+        if name not in columns:
+            problems.append(f"table {name} does not exist")
+            continue
+        missing = [column for column in needed if column not in columns[name]]
+        if missing:
+            problems.append(f"table {name} lacks columns {missing}")
+        if table is None:
+            continue
+        for index, wanted in expected_indexes(table).items():
+            owner, found = indexes.get(index, (None, ()))
+            if owner != name:
+                problems.append(f"index {index} on {name} does not exist")
+            elif found != wanted:
+                problems.append(f"index {index} is on {found}, not {wanted}")
+        for trigger in expected_triggers(table):
+            owner, enabled = triggers.get(trigger, (None, "D"))
+            if owner != name:
+                problems.append(f"trigger {trigger} on {name} does not exist")
+            elif enabled == "D":
+                problems.append(f"trigger {trigger} on {name} is disabled")
+    return problems

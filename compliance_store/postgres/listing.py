@@ -1,0 +1,91 @@
+"""Filtered, ordered pages pushed down into SQL.
+
+A filter object's non-None fields become ``AND column = %s`` terms. The SELECT and COUNT text is
+built once per combination of filters in use and then reused word for word, so psycopg prepares
+each one on the server after a few executions. An unfiltered page (of a partitioned table such as
+vendors: filtered by the partition alone) takes its total from the trigger-maintained
+``list_counts`` row instead of counting an index range. Read sessions run at REPEATABLE READ, so
+a page and its total come from one snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import attrs
+import psycopg
+
+from compliance_core.kernel.pagination import PageRequest
+
+from .codec import Mapper, quote, scalar
+
+__all__ = ["PagedQuery", "read_revision"]
+
+M = TypeVar("M")
+_COUNTER = "SELECT total FROM list_counts WHERE table_name = %s AND organization_id = %s AND partition_value = %s"
+_REVISION = "SELECT revision FROM list_revisions WHERE table_name = %s AND organization_id = %s"
+
+
+def read_revision(cur: psycopg.Cursor[Any], table: str, organization_id: str) -> int:
+    """The trigger-kept change counter of ``table`` within the organization (0 before any change)."""
+    row = cur.execute(_REVISION, (table, organization_id)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+class PagedQuery(Generic[M]):
+    """Pages of one table within an organization, ordered by (created_at, id).
+
+    :param mapper: the table's mapper
+    :param filter_type: an attrs class whose fields name columns (None: no filters)
+    :param counted: whether ``list_counts`` keeps this table's totals (the migration helper's
+        triggers do for every ``Records`` table), keyed by organization and partition value
+    :param partition: the boolean column counted separately (``archived``); the counter then
+        answers the lists filtered by it alone, which is every unfiltered list when it is a filter
+    """
+
+    def __init__(
+        self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False, partition: str | None = None
+    ) -> None:
+        self.mapper = mapper
+        names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
+        self._filters = [(name, mapper.codecs[name][0]) for name in names]
+        self._statements: dict[tuple[str, ...], tuple[str, str]] = {}
+        self._counted_when: tuple[str, ...] | None = None
+        if counted and partition is None:
+            self._counted_when = ()
+        elif counted and partition is not None and partition in names:
+            self._counted_when = (partition,)
+
+    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str]:
+        where = " AND ".join(["organization_id = %s", *(f"{quote(name)} = %s" for name in active)])
+        statements = (
+            f"SELECT count(*) FROM {self.mapper.table} WHERE {where}",
+            f"{self.mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT %s OFFSET %s",
+        )
+        self._statements[active] = statements
+        return statements
+
+    def run(
+        self, cur: psycopg.Cursor[Any], organization_id: str, filters: Any, page: PageRequest
+    ) -> tuple[list[M], int]:
+        params: list[Any] = [organization_id]
+        active: list[str] = []
+        for name, encode in self._filters:
+            value = getattr(filters, name)
+            if value is not None:
+                active.append(name)
+                params.append(value if encode is None else encode(value))
+        key = tuple(active)
+        count_sql, page_sql = self._statements.get(key) or self._statements_for(key)
+        if key == self._counted_when:
+            row = cur.execute(_COUNTER, (self.mapper.table, organization_id, bool(params[1]) if key else False))
+            found = row.fetchone()
+            total: int = 0 if found is None else int(found[0])
+        else:
+            total = int(scalar(cur, count_sql, params))
+        offset = page.offset
+        if offset >= total:
+            return [], total
+        params.append(page.per_page)
+        params.append(offset)
+        return self.mapper.from_rows(cur.execute(page_sql, params).fetchall()), total

@@ -1,0 +1,89 @@
+"""The PostgreSQL schema: ordered migrations, one frozen file each, recorded in
+``compliance_migrations``.
+
+A released migration is never edited: its table and column names are literals inside it (never a
+module constant that grows later), so a schema migrated in one go and one upgraded step by step
+end with the same objects (``tests/contract/test_postgres.py`` checks every split). A schema
+change is a new file ``mNNNN_<what>.py`` with ``apply(cur)`` appended to ``MIGRATIONS`` below; an
+area's table is made by ``helpers.create_records_table`` called with literal arguments. The list
+is explicit on purpose: nothing is discovered by scanning the directory.
+
+``migrate`` applies what is pending in one transaction holding a transaction-scoped advisory
+lock, so N processes starting at once on a new database never race: the first applies, the
+others wait for its commit and find nothing left to do. A process that finds every migration
+already recorded takes no lock at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from .. import locks
+from ..codec import scalar
+from . import m0001_kernel, m0002_areas
+
+__all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
+
+MIGRATION_TABLE = "compliance_migrations"
+
+MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
+    ("0001_kernel", m0001_kernel.apply),
+    ("0002_areas", m0002_areas.apply),
+)
+"""Every migration in the order it is applied, by the name recorded once it has been."""
+
+_EXISTS = "SELECT to_regclass('compliance_migrations') IS NOT NULL"
+_APPLIED = "SELECT name FROM compliance_migrations ORDER BY applied_at, name"
+_CREATE = """CREATE TABLE compliance_migrations (
+    name text PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
+)"""
+_RECORD = "INSERT INTO compliance_migrations (name) VALUES (%s)"
+
+
+def applied(conn: psycopg.Connection[Any]) -> list[str]:
+    """The names recorded in the connection's schema, in the order they were applied."""
+    cur = conn.cursor()
+    if not scalar(cur, _EXISTS):
+        return []
+    return [name for (name,) in cur.execute(_APPLIED).fetchall()]
+
+
+def migrate(conn: psycopg.Connection[Any], schema: str | None = None, *, stop_before: str | None = None) -> list[str]:
+    """Create ``schema`` if missing and apply the pending migrations (those before
+    ``stop_before`` only, as an older release would have); returns the names applied now.
+
+    :param conn: an autocommit connection whose ``search_path`` starts with ``schema``
+    :param schema: the schema the store lives in (None: the connection's current schema)
+    """
+    names = [name for name, _ in MIGRATIONS]
+    wanted = names[: names.index(stop_before)] if stop_before is not None else names
+    if set(wanted) <= set(applied(conn)):
+        return []
+    done: list[str] = []
+    with conn.transaction():
+        cur = conn.cursor()
+        if schema is None:
+            schema = scalar(cur, "SELECT current_schema()")
+            if schema is None:
+                raise RuntimeError("no schema to migrate: the connection's search_path names none that exists")
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (locks.MIGRATIONS, locks.schema_key(schema)))
+        if not cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
+            cur.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        if scalar(cur, _EXISTS):
+            present = {name for (name,) in cur.execute(_APPLIED).fetchall()}
+        else:
+            cur.execute(_CREATE)
+            present = set()
+        for name, apply in MIGRATIONS:
+            if name not in wanted:
+                break
+            if name not in present:
+                apply(cur)
+                cur.execute(_RECORD, (name,))
+                done.append(name)
+    return done

@@ -1,0 +1,65 @@
+"""The repository of every declared ``Records`` table (vendors, findings, people's base).
+
+Get, add, update, delete, a filtered page and the organization's revision differ between areas
+only in the table, the model and the filters, which the ``Mapper`` and ``PagedQuery`` carry. The
+table's triggers (see ``migrations.helpers``) keep its list count and revision in step with every
+insert, update and delete, inside the same transaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import cattrs
+import psycopg
+
+from compliance_core.kernel.pagination import PageRequest
+
+from .codec import Mapper
+from .listing import PagedQuery, read_revision
+
+if TYPE_CHECKING:
+    from .tables import Table
+
+__all__ = ["PostgresRecords"]
+
+M = TypeVar("M")
+
+
+class PostgresRecords(Generic[M]):
+    @staticmethod
+    def prepare(table: Table, converter: cattrs.Converter) -> PagedQuery[Any]:
+        """The mapper and page queries, built once per store from the ``Records`` declaration."""
+        records = table.records
+        assert records is not None, f"{table.name} is not a declared Records table"
+        mapper: Mapper[Any] = Mapper(table.model, table.table, converter, table.key)
+        return PagedQuery(mapper, records.filters, counted=True, partition=records.partition)
+
+    def __init__(self, cur: psycopg.Cursor[Any], pages: PagedQuery[M], *, write: bool) -> None:
+        mapper = pages.mapper
+        self._cur = cur
+        self._mapper = mapper
+        self._pages = pages
+        self._get_sql = f"{mapper.select_sql} WHERE organization_id = %s AND id = %s"
+        self._delete_sql = f"DELETE FROM {mapper.table} WHERE organization_id = %s AND id = %s"
+
+    def revision(self, organization_id: str) -> int:
+        return read_revision(self._cur, self._mapper.table, organization_id)
+
+    def add(self, item: M) -> None:
+        self._cur.execute(self._mapper.insert_sql, self._mapper.to_row(item))
+
+    def update(self, item: M) -> None:
+        self._cur.execute(self._mapper.update_sql, self._mapper.update_params(item))
+
+    def delete(self, organization_id: str, item_id: str) -> bool:
+        """Remove the record; False when there was none (then nothing, not even the revision,
+        changes: the triggers fire per deleted row)."""
+        return self._cur.execute(self._delete_sql, (organization_id, item_id)).rowcount > 0
+
+    def get(self, organization_id: str, item_id: str) -> M | None:
+        row = self._cur.execute(self._get_sql, (organization_id, item_id)).fetchone()
+        return None if row is None else self._mapper.from_row(row)
+
+    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[M], int]:
+        return self._pages.run(self._cur, organization_id, filters, page)
