@@ -121,9 +121,31 @@ class Platform:
         key_name: str = "Owner key",
     ) -> Bootstrap:
         """Create an organization and its first Owner API key in one transaction."""
+        boot = self._bootstrap(organization_name, plan, rpm=rpm, burst=burst, key_name=key_name, only_if_empty=False)
+        assert boot is not None
+        return boot
+
+    def bootstrap_if_empty(self, organization_name: str, plan: Plan | str = Plan.PROFESSIONAL) -> Bootstrap | None:
+        """``bootstrap`` into a store that has no organization yet, else nothing (None). The check
+        is inside the write: of several servers starting at once on a new database, exactly one
+        bootstraps it."""
+        return self._bootstrap(organization_name, plan, rpm=None, burst=None, key_name="Owner key", only_if_empty=True)
+
+    def _bootstrap(
+        self,
+        organization_name: str,
+        plan: Plan | str,
+        *,
+        rpm: int | None,
+        burst: int | None,
+        key_name: str,
+        only_if_empty: bool,
+    ) -> Bootstrap | None:
         organization = self.organizations.new(organization_name, plan, rpm=rpm, burst=burst)
         issued = self.api_keys.issue(organization.id, NewApiKey(name=key_name, role=Role.OWNER), created_by=None)
         with self.uow.write() as tx:
+            if only_if_empty and tx[ORGANIZATIONS].count() > 0:
+                return None
             tx[ORGANIZATIONS].add(organization)
             tx[API_KEYS].add(issued.key)
         return Bootstrap(organization=organization, owner_key=issued)

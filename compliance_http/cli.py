@@ -1,36 +1,42 @@
-"""The ``compliance`` command: set up organizations and API keys, and serve the /v1 API.
+"""The ``compliance`` command: set up organizations and API keys, serve the /v1 API, and move an
+instance from one store to another.
 
 Every command prints JSON on stdout (except ``serve``, which prints a banner and its URL) and
 every failure one JSON error on stderr, ``{"error": {"code", "message", "details"}}``: exit code 2
 for bad input, 1 for other errors. An error about an input names the option the user typed
 (``"field": "--db"``, not the store's ``url``). A command group run without its command
 (``compliance``, ``compliance keys``) prints its help on stderr and exits 2. ``COMPLIANCE_DB`` is
-the default for every ``--db``.
+the default for every ``--db``, which takes a SQLite file or a store URL (``postgresql://...``).
+A password in a store URL is never printed: errors show it as ``***``.
 
     compliance init --db compliance.db --org-name "Acme"
     compliance serve --db compliance.db --port 3333
+    compliance migrate-store --from compliance.db --to postgresql://app@db.internal/compliance
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import sys
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from compliance_core import ComplianceError, PageRequest, Platform, Role, ValidationError
+from compliance_core import ComplianceError, Conflict, PageRequest, Platform, Role, ValidationError
 from compliance_core.areas.api_keys import ApiKey, NewApiKey
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.kernel.pagination import MAX_PER_PAGE
 from compliance_core.kernel.rendering import json_value
-from compliance_core.platform import version
+from compliance_core.kernel.uow import Store
+from compliance_core.platform import open_store, version
 
 from .openapi import openapi_document
 from .server import DEFAULT_THREADS, ServerError, serve_platform
@@ -114,9 +120,48 @@ def _emit(value: Any) -> None:
     print(json.dumps(value, indent=2, default=str), flush=True)
 
 
-def _error(code: str, message: str, details: Mapping[str, Any]) -> None:
-    body = {"error": {"code": code, "message": message, "details": json_value(dict(details))}}
+def _error(code: str, message: str, details: Mapping[str, Any], hide: Sequence[str] = ()) -> None:
+    """One JSON error on stderr; each string of ``hide`` (the passwords of the store URLs given)
+    is replaced by ``***`` wherever it appears, whatever put it there."""
+    body = _scrub({"error": {"code": code, "message": message, "details": json_value(dict(details))}}, hide)
     print(json.dumps(body, default=str), file=sys.stderr, flush=True)
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def _passwords(words: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The passwords in the URLs of the command line's words (``--db``, ``--from``, ``--to``,
+    ``--db=...``, a mistyped option) and of ``COMPLIANCE_DB``: in the URL's user part or as a
+    ``password=`` parameter, as typed, percent-decoded and percent-encoded. Longest first, so a
+    password containing another is hidden whole."""
+    environ = os.environ if environ is None else environ
+    found: set[str] = set()
+    for url in _URL.findall(" ".join([*words, environ.get("COMPLIANCE_DB") or ""])):
+        try:
+            parts = urllib.parse.urlsplit(url)
+            password = parts.password
+        except ValueError:
+            continue
+        values = [password] if password else []
+        values += [value for name, value in urllib.parse.parse_qsl(parts.query) if name == "password" and value]
+        for value in values:
+            found.update({value, urllib.parse.unquote(value), urllib.parse.quote(value, safe="")})
+    return sorted(found, key=len, reverse=True)
+
+
+def _scrub(value: Any, hide: Sequence[str]) -> Any:
+    if not hide:
+        return value
+    if isinstance(value, str):
+        for secret in hide:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {_scrub(key, hide): _scrub(item, hide) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrub(item, hide) for item in value]
+    return value
 
 
 def _as_options(error: ValidationError, options: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
@@ -198,6 +243,48 @@ def _maintenance(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_for(url: str, option: str, *, create: bool) -> Store:
+    """Open the store at ``url`` for ``migrate-store``; an error about the URL names ``option``
+    (``source`` or ``target``, reported as ``--from``/``--to``)."""
+    if url.startswith("memory:"):
+        raise ValidationError.field(option, url, "memory:// lives inside one process: there is nothing to copy")
+    if not create and url.startswith(_SQLITE) and not Path(url[len(_SQLITE) :]).exists():
+        raise ValidationError.field(option, _db_option(url), "no database there")
+    try:
+        return open_store(url)
+    except ValidationError as error:
+        if error.details.get("field") not in ("url", "schema"):
+            raise
+        value = error.details.get("value")
+        raise ValidationError.field(option, value, str(error.details.get("reason", error.message))) from None
+
+
+def _migrate_store(args: argparse.Namespace) -> int:
+    source_url, target_url = store_url(args.source), store_url(args.target)
+    if source_url == target_url:
+        raise ValidationError.field("target", _db_option(target_url), "is the source itself")
+    with contextlib.ExitStack() as opened:
+        source = _store_for(source_url, "source", create=False)
+        opened.callback(source.close)
+        target = _store_for(target_url, "target", create=True)
+        opened.callback(target.close)
+        copy_to = getattr(source, "copy_to", None)  # compliance_store.copy, reached through the store
+        if copy_to is None:
+            raise ValidationError.field("source", _db_option(source_url), "this store cannot be copied from")
+        try:
+            report = copy_to(target, replace=args.replace)
+        except Conflict as error:
+            if error.details.get("reason") != "target_not_empty":
+                raise
+            raise Conflict(
+                "the target already holds data: migrate into an empty store, or pass --replace to delete "
+                "every row of the target first (in the same transaction as the copy)",
+                error.details,
+            ) from None
+    _emit(report.as_json())
+    return 0
+
+
 def first_run_banner(platform: Platform, server_url: str, db: str, *, program: str = "compliance") -> str | None:
     """Bootstrap an empty database and return the banner showing its Owner key (the only time
     the key is ever shown); None when the database already has an organization.
@@ -209,7 +296,9 @@ def first_run_banner(platform: Platform, server_url: str, db: str, *, program: s
     with platform.uow.read() as session:
         if session[ORGANIZATIONS].count() > 0:
             return None
-    boot = platform.bootstrap(DEFAULT_ORGANIZATION)
+    boot = platform.bootstrap_if_empty(DEFAULT_ORGANIZATION)
+    if boot is None:
+        return None
     secret = boot.owner_key.secret
     rule = "=" * 78
     lines = [
@@ -272,7 +361,7 @@ def _serve(args: argparse.Namespace) -> int:
             access_log=not args.quiet,
         )
     except ServerError as error:
-        _error("internal_error", str(error), {})
+        _error("internal_error", str(error), {}, _passwords([url]))
         return 1
     print("Stopped.", file=sys.stderr, flush=True)
     return 0
@@ -336,12 +425,15 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
     return run
 
 
+_STORES = "a SQLite file, or a store URL (sqlite:///path.db, postgresql://user@host:5432/db?schema=name)"
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        metavar="PATH",
-        help="SQLite file, or a store URL (memory://, sqlite:///path.db); "
-        f"default: $COMPLIANCE_DB, else ./{DEFAULT_DB}",
+        metavar="PATH|URL",
+        help="a SQLite file, or a store URL (sqlite:///path.db, postgresql://user@host:5432/db?schema=name, "
+        f"memory://); default: $COMPLIANCE_DB, else ./{DEFAULT_DB}",
     )
 
 
@@ -495,6 +587,32 @@ def build_parser() -> argparse.ArgumentParser:
     _options(maintenance)
     maintenance.set_defaults(run=_maintenance)
 
+    migrate = commands.add_parser(
+        "migrate-store",
+        help="copy an instance into another store (SQLite to PostgreSQL or back), verified",
+        description="Copy every row of every table (organizations, API keys and their usage, rate-limit "
+        "buckets, idempotency records, the outbox, every area's records, archived ones included) from one "
+        "store into another, in one read transaction on the source and one write transaction on the "
+        "target; then read the target back and compare each table's row count and checksum with the "
+        "source's. Print the report as JSON. Nothing is written unless everything matches. Stop the "
+        "servers writing to the source first: what they write after the copy has started is not copied.",
+    )
+    migrate.add_argument("--from", dest="source", required=True, metavar="PATH|URL", help=f"the source: {_STORES}")
+    migrate.add_argument(
+        "--to",
+        dest="target",
+        required=True,
+        metavar="PATH|URL",
+        help=f"the target: {_STORES}; created and migrated if new, refused if it holds any row (see --replace)",
+    )
+    migrate.add_argument(
+        "--replace",
+        action="store_true",
+        help="delete every row of the target's tables first, in the same transaction as the copy",
+    )
+    _options(migrate)
+    migrate.set_defaults(run=_migrate_store)
+
     openapi = commands.add_parser(
         "openapi",
         help="print the OpenAPI 3.0 document",
@@ -504,24 +622,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_libraries() -> None:
+    """Keep libraries' log records off stderr unless logging is configured (``serve`` does): a
+    command's stderr is its one JSON error. (Without a handler anywhere, Python prints warnings
+    such as psycopg_pool's "error connecting" on stderr as plain text.)"""
+    logger = logging.getLogger("psycopg")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code (0 ok, 1 error, 2 bad input)."""
     parser = build_parser()
+    hide = _passwords(sys.argv[1:] if argv is None else argv)
+    _quiet_libraries()
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help and --version
         return stop.code if isinstance(stop.code, int) else 0
     except UsageError as error:
-        _error("validation_error", error.message, {"usage": error.usage})
+        _error("validation_error", error.message, {"usage": error.usage}, hide)
         return 2
     try:
         return int(args.run(args))
     except ValidationError as error:
         message, details = _as_options(error, getattr(args, "options", {}))
-        _error(error.code, message, details)
+        _error(error.code, message, details, hide)
         return 2
     except ComplianceError as error:
-        _error(error.code, error.message, error.details)
+        _error(error.code, error.message, error.details, hide)
         return 1
     except KeyboardInterrupt:  # Ctrl+C before serve's own handlers are in place
         return 130

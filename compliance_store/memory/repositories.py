@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -33,6 +33,19 @@ def _page(items: Iterable[T], matches: Callable[[T], bool], page: PageRequest) -
 class _Repo:
     def __init__(self, tables: Tables) -> None:
         self.t = tables
+
+    def _sorted(self, table: str) -> Iterator[Any]:
+        """The rows of ``table`` by key (what ``dump`` gives, as the SQL stores order theirs)."""
+        rows = self.t.data[table]
+        return (rows[key] for key in sorted(rows))  # type: ignore[type-var]
+
+    def _clear(self, *tables: str) -> int:
+        """Delete every row of ``tables`` (journalled); returns how many the first held."""
+        removed = len(self.t.data[tables[0]])
+        for table in tables:
+            for key in list(self.t.data[table]):
+                self.t.delete(table, key)
+        return removed
 
 
 class MemoryRecords(_Repo):
@@ -68,6 +81,18 @@ class MemoryRecords(_Repo):
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
         return _page(mine, filters.matches, page)
 
+    def dump(self) -> Iterator[Any]:
+        """Every record of every organization, by (organization_id, id) (``compliance_store.copy``)."""
+        return self._sorted(self.table)
+
+    def clear(self) -> int:
+        """Delete every record (each deletion bumps its organization's revision, as on the SQL
+        stores); returns how many (``compliance_store.copy``)."""
+        items = list(self.t.values(self.table))
+        for item in items:
+            self.delete(item.organization_id, item.id)
+        return len(items)
+
 
 class MemoryOrganizations(_Repo):
     def add(self, organization: Organization) -> None:
@@ -83,6 +108,13 @@ class MemoryOrganizations(_Repo):
 
     def list_all(self) -> list[Organization]:
         return sorted(self.t.values("organizations"), key=lambda o: (o.created_at, o.id))
+
+    def dump(self) -> Iterator[Organization]:
+        """Every organization, by id (``compliance_store.copy``)."""
+        return self._sorted("organizations")
+
+    def clear(self) -> int:
+        return self._clear("organizations")
 
 
 class MemoryApiKeys(_Repo):
@@ -135,6 +167,29 @@ class MemoryApiKeys(_Repo):
         days = [(day, n) for (kid, day), n in usage.items() if kid == key_id and day >= since]
         return [DailyUsage(date=day, requests=n) for day, n in sorted(days)]
 
+    # --- copying a store (``compliance_store.copy``) ---
+
+    def dump(self) -> Iterator[ApiKey]:
+        """Every key of every organization, by id."""
+        return self._sorted("api_keys")
+
+    def clear(self) -> int:
+        """Delete every key (not their usage: see ``clear_usage``); returns how many."""
+        return self._clear("api_keys", "key_hashes", "org_keys")
+
+    def dump_usage(self) -> Iterator[tuple[str, DailyUsage]]:
+        usage: dict[tuple[str, dt.date], int] = self.t.data["usage"]  # type: ignore[assignment]
+        for key_id, day in sorted(usage):
+            yield key_id, DailyUsage(date=day, requests=usage[(key_id, day)])
+
+    def add_usage(self, key_id: str, usage: DailyUsage) -> None:
+        if self.t.get("usage", (key_id, usage.date)) is not None:
+            raise Conflict(f"key {key_id} already has a count for {usage.date}")
+        self.t.set("usage", (key_id, usage.date), usage.requests)
+
+    def clear_usage(self) -> int:
+        return self._clear("usage")
+
 
 class MemoryPeople(MemoryRecords):
     def __init__(self, tables: Tables) -> None:
@@ -184,6 +239,13 @@ class MemoryIdempotency(_Repo):
             self.t.delete("idempotency", k)
         return len(old)
 
+    def dump(self) -> Iterator[IdempotencyRecord]:
+        """Every record, by (organization, principal, key) (``compliance_store.copy``)."""
+        return self._sorted("idempotency")
+
+    def clear(self) -> int:
+        return self._clear("idempotency")
+
 
 class MemoryRateLimits(_Repo):
     def get(self, key_id: str) -> Bucket | None:
@@ -191,6 +253,14 @@ class MemoryRateLimits(_Repo):
 
     def put(self, key_id: str, bucket: Bucket) -> None:
         self.t.set("buckets", key_id, bucket)
+
+    def dump(self) -> Iterator[tuple[str, Bucket]]:
+        """Every key's bucket, by key id (``compliance_store.copy``)."""
+        buckets: dict[str, Bucket] = self.t.data["buckets"]  # type: ignore[assignment]
+        return ((key_id, buckets[key_id]) for key_id in sorted(buckets))
+
+    def clear(self) -> int:
+        return self._clear("buckets")
 
 
 class MemoryOutbox(_Repo):
@@ -206,3 +276,10 @@ class MemoryOutbox(_Repo):
             message = self.t.get("outbox", message_id)
             if message is not None:
                 self.t.set("outbox", message_id, attrs.evolve(message, published_at=at))
+
+    def dump(self) -> Iterator[OutboxMessage]:
+        """Every message, published or not, by id (``compliance_store.copy``)."""
+        return self._sorted("outbox")
+
+    def clear(self) -> int:
+        return self._clear("outbox")

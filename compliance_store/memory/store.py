@@ -10,7 +10,9 @@ from typing import Any, TypeVar
 
 from compliance_core.areas import AREAS
 from compliance_core.kernel.registry import Area, Repo
+from compliance_core.kernel.uow import Store
 
+from ..copy import CopyReport, copy_store
 from .repositories import (
     MemoryApiKeys,
     MemoryIdempotency,
@@ -119,6 +121,11 @@ class MemoryStore:
 
     def health(self) -> dict[str, Any]:
         return {"backend": "memory", "status": "error" if self._closed else "ok"}
+
+    def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
+        """Copy every row this store holds into ``target`` (any store), in one read session here
+        and one write session there, and verify it: ``compliance_store.copy.copy_store``."""
+        return copy_store(self, target, replace=replace)
 
     def close(self) -> None:
         self._closed = True

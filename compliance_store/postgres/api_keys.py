@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import cattrs
@@ -15,7 +16,7 @@ from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.pagination import PageRequest
 from compliance_core.kernel.permissions import Role
 
-from .codec import Mapper
+from .codec import Mapper, stream
 from .listing import PagedQuery
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ _RECORD_USE = (
     "UPDATE api_keys SET last_used_at = %(at)s WHERE id = %(key)s AND (last_used_at IS NULL OR last_used_at < %(at)s)"
 )
 _USAGE = "SELECT day, requests FROM key_usage WHERE key_id = %s AND day >= %s ORDER BY day"
+_DUMP_USAGE = "SELECT key_id, day, requests FROM key_usage ORDER BY key_id, day"
+_ADD_USAGE = "INSERT INTO key_usage (key_id, day, requests) VALUES (%s, %s, %s)"
 # Served by the partial index api_keys_active_by_role.
 _COUNT_ACTIVE = (
     "SELECT count(*) FROM api_keys WHERE organization_id = %s AND role = %s AND revoked_at IS NULL "
@@ -83,3 +86,25 @@ class PostgresApiKeys:
     def usage(self, key_id: str, since: dt.date) -> builtins.list[DailyUsage]:
         rows = self._cur.execute(_USAGE, (key_id, since)).fetchall()
         return [DailyUsage(date=day, requests=requests) for day, requests in rows]
+
+    # --- copying a store (``compliance_store.copy``) ---
+
+    def dump(self) -> Iterator[ApiKey]:
+        """Every key of every organization, by id, read in batches."""
+        return map(self._mapper.from_row, stream(self._cur, f"{self._mapper.select_sql} ORDER BY id"))
+
+    def clear(self) -> int:
+        """Delete every key (not their usage: see ``clear_usage``); returns how many."""
+        return self._cur.execute("DELETE FROM api_keys").rowcount
+
+    def dump_usage(self) -> Iterator[tuple[str, DailyUsage]]:
+        """Every key's per-day request counts, by (key id, day), read in batches."""
+        for key_id, day, requests in stream(self._cur, _DUMP_USAGE):
+            yield key_id, DailyUsage(date=day, requests=requests)
+
+    def add_usage(self, key_id: str, usage: DailyUsage) -> None:
+        """Store one day's count as it is (a day already counted is an error)."""
+        self._cur.execute(_ADD_USAGE, (key_id, usage.date, usage.requests))
+
+    def clear_usage(self) -> int:
+        return self._cur.execute("DELETE FROM key_usage").rowcount

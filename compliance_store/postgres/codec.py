@@ -18,11 +18,12 @@ from __future__ import annotations
 import collections.abc
 import datetime as dt
 import enum
+import itertools
 import json
 import operator
 import types
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -30,7 +31,7 @@ import cattrs
 
 from compliance_core.kernel.clock import utc
 
-__all__ = ["Mapper", "quote", "make_converter", "column_codec", "dumps", "scalar"]
+__all__ = ["Mapper", "quote", "make_converter", "column_codec", "dumps", "scalar", "stream"]
 
 M = TypeVar("M")
 Codec = Callable[[Any], Any]
@@ -42,6 +43,20 @@ def scalar(cur: Any, query: str, params: Sequence[Any] = ()) -> Any:
     if row is None:
         raise RuntimeError(f"no row from {query!r}")
     return row[0]
+
+
+_CURSORS = itertools.count(1)
+
+
+def stream(cur: Any, query: str, params: Sequence[Any] = (), *, batch: int = 1000) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``query``, fetched ``batch`` at a time through a server-side cursor of the
+    transaction ``cur`` is in (so from its snapshot), so a table of any size is never held whole.
+    Stopping early closes the cursor and leaves the transaction usable, where an abandoned
+    ``Cursor.stream`` would abort it."""
+    with cur.connection.cursor(name=f"compliance_stream_{next(_CURSORS)}") as named:
+        named.itersize = batch
+        named.execute(query, params)
+        yield from named
 
 
 def dumps(value: Any) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import importlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,7 +23,7 @@ import psycopg
 
 from compliance_core.kernel.idempotency import IdempotencyRecord
 
-from .codec import dumps
+from .codec import dumps, stream
 
 if TYPE_CHECKING:
     from .tables import Table
@@ -41,6 +42,12 @@ _PUT = (
     "created_at = EXCLUDED.created_at"
 )
 _PURGE = "DELETE FROM idempotency WHERE created_at < %s"
+# principal and key are text in the database's collation: ordered by code point here, as the
+# other stores order them.
+_DUMP = (
+    "SELECT organization_id, principal, key, operation, fingerprint, result, created_at FROM idempotency "
+    'ORDER BY organization_id, principal COLLATE "C", key COLLATE "C"'
+)
 
 
 class ResultCodec:
@@ -158,3 +165,19 @@ class PostgresIdempotency:
 
     def purge(self, before: dt.datetime) -> int:
         return self._cur.execute(_PURGE, (before,)).rowcount
+
+    def dump(self) -> Iterator[IdempotencyRecord]:
+        """Every record, by (organization, principal, key), read in batches (``compliance_store.copy``)."""
+        for organization_id, principal, key, operation, fingerprint, result, created_at in stream(self._cur, _DUMP):
+            yield IdempotencyRecord(
+                organization_id=organization_id,
+                principal=principal,
+                key=key,
+                operation=operation,
+                fingerprint=fingerprint,
+                result=self._results.load(result),
+                created_at=created_at,
+            )
+
+    def clear(self) -> int:
+        return self._cur.execute("DELETE FROM idempotency").rowcount

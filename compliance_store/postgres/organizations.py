@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import cattrs
@@ -9,7 +10,7 @@ import psycopg
 
 from compliance_core.areas.organizations import Organization
 
-from .codec import Mapper, scalar
+from .codec import Mapper, scalar, stream
 
 if TYPE_CHECKING:
     from .tables import Table
@@ -44,3 +45,11 @@ class PostgresOrganizations:
     def list_all(self) -> list[Organization]:
         """Every organization, oldest first."""
         return self._mapper.from_rows(self._cur.execute(self._all_sql).fetchall())
+
+    def dump(self) -> Iterator[Organization]:
+        """Every organization, by id, read in batches (``compliance_store.copy``)."""
+        return map(self._mapper.from_row, stream(self._cur, f"{self._mapper.select_sql} ORDER BY id"))
+
+    def clear(self) -> int:
+        """Delete every organization; returns how many (``compliance_store.copy``)."""
+        return self._cur.execute("DELETE FROM organizations").rowcount

@@ -9,7 +9,7 @@ read session only looks (a read-only transaction cannot lock rows).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import cattrs
@@ -17,7 +17,7 @@ import psycopg
 
 from compliance_core.kernel.events import OutboxMessage
 
-from .codec import Mapper
+from .codec import Mapper, stream
 
 if TYPE_CHECKING:
     from .tables import Table
@@ -50,3 +50,10 @@ class PostgresOutbox:
         ids = list(message_ids)
         if ids:
             self._cur.execute(_MARK, (at, ids))
+
+    def dump(self) -> Iterator[OutboxMessage]:
+        """Every message, published or not, by id, read in batches (``compliance_store.copy``)."""
+        return map(self._mapper.from_row, stream(self._cur, f"{self._mapper.select_sql} ORDER BY id"))
+
+    def clear(self) -> int:
+        return self._cur.execute("DELETE FROM outbox").rowcount

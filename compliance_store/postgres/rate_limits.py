@@ -6,6 +6,7 @@ holds the store's writer lock (see ``store``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import cattrs
@@ -13,12 +14,15 @@ import psycopg
 
 from compliance_core.kernel.ratelimit import Bucket
 
+from .codec import stream
+
 if TYPE_CHECKING:
     from .tables import Table
 
 __all__ = ["PostgresRateLimits"]
 
 _GET = "SELECT tokens, updated_at FROM rate_limit_buckets WHERE key_id = %s"
+_DUMP = "SELECT key_id, tokens, updated_at FROM rate_limit_buckets ORDER BY key_id"
 _PUT = (
     "INSERT INTO rate_limit_buckets (key_id, tokens, updated_at) VALUES (%s, %s, %s) "
     "ON CONFLICT (key_id) DO UPDATE SET tokens = EXCLUDED.tokens, updated_at = EXCLUDED.updated_at"
@@ -39,3 +43,11 @@ class PostgresRateLimits:
 
     def put(self, key_id: str, bucket: Bucket) -> None:
         self._cur.execute(_PUT, (key_id, float(bucket.tokens), bucket.updated_at))
+
+    def dump(self) -> Iterator[tuple[str, Bucket]]:
+        """Every key's bucket, by key id, read in batches (``compliance_store.copy``)."""
+        for key_id, tokens, updated_at in stream(self._cur, _DUMP):
+            yield key_id, Bucket(tokens=tokens, updated_at=updated_at)
+
+    def clear(self) -> int:
+        return self._cur.execute("DELETE FROM rate_limit_buckets").rowcount

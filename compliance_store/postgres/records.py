@@ -8,6 +8,7 @@ insert, update and delete, inside the same transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import cattrs
@@ -15,7 +16,7 @@ import psycopg
 
 from compliance_core.kernel.pagination import PageRequest
 
-from .codec import Mapper
+from .codec import Mapper, stream
 from .listing import PagedQuery, read_revision
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class PostgresRecords(Generic[M]):
         self._pages = pages
         self._get_sql = f"{mapper.select_sql} WHERE organization_id = %s AND id = %s"
         self._delete_sql = f"DELETE FROM {mapper.table} WHERE organization_id = %s AND id = %s"
+        self._dump_sql = f"{mapper.select_sql} ORDER BY organization_id, id"
 
     def revision(self, organization_id: str) -> int:
         return read_revision(self._cur, self._mapper.table, organization_id)
@@ -63,3 +65,13 @@ class PostgresRecords(Generic[M]):
 
     def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[M], int]:
         return self._pages.run(self._cur, organization_id, filters, page)
+
+    def dump(self) -> Iterator[M]:
+        """Every record of every organization, by (organization_id, id), read in batches
+        (``compliance_store.copy``)."""
+        return map(self._mapper.from_row, stream(self._cur, self._dump_sql))
+
+    def clear(self) -> int:
+        """Delete every record of every organization (the triggers keep the counts and bump the
+        revisions); returns how many (``compliance_store.copy``)."""
+        return self._cur.execute(f"DELETE FROM {self._mapper.table}").rowcount

@@ -60,7 +60,9 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from compliance_core.areas import AREAS
 from compliance_core.kernel.errors import InternalError, ValidationError
 from compliance_core.kernel.registry import Area
+from compliance_core.kernel.uow import Store
 
+from ..copy import CopyReport, copy_store
 from . import locks
 from .checks import schema_problems
 from .codec import scalar
@@ -368,6 +370,11 @@ class PostgresStore:
                 "idle": stats.get("pool_available", 0),
             },
         }
+
+    def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
+        """Copy every row this store holds into ``target`` (any store), in one read session here
+        and one write session there, and verify it: ``compliance_store.copy.copy_store``."""
+        return copy_store(self, target, replace=replace)
 
     def close(self) -> None:
         """Close the pool and its connections (in a forked child: forget the parent's pool

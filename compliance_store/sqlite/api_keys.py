@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import sqlite3
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import cattrs
@@ -30,6 +31,8 @@ _COUNT_USE = (
 # ISO 8601 UTC text sorts in time order, so the later stamp wins.
 _TOUCH = "UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?1)"
 _USAGE = "SELECT day, requests FROM key_usage WHERE key_id = ? AND day >= ? ORDER BY day"
+_DUMP_USAGE = "SELECT key_id, day, requests FROM key_usage ORDER BY key_id, day"
+_ADD_USAGE = "INSERT INTO key_usage (key_id, day, requests) VALUES (?, ?, ?)"
 # Served by the partial index api_keys_active_by_role (migration 0005) alone.
 _COUNT_ACTIVE = (
     "SELECT count(*) FROM api_keys WHERE organization_id = ? AND role = ? AND revoked_at IS NULL "
@@ -85,3 +88,25 @@ class SqliteApiKeys:
     def usage(self, key_id: str, since: dt.date) -> builtins.list[DailyUsage]:
         rows = self._conn.execute(_USAGE, (key_id, encode_date(since)))
         return [DailyUsage(date=decode_date(day), requests=requests) for day, requests in rows]
+
+    # --- copying a store (``compliance_store.copy``) ---
+
+    def dump(self) -> Iterator[ApiKey]:
+        """Every key of every organization, by id, read lazily."""
+        return map(self._mapper.from_row, self._conn.execute(f"{self._mapper.select_sql} ORDER BY id"))
+
+    def clear(self) -> int:
+        """Delete every key (not their usage: see ``clear_usage``); returns how many."""
+        return self._conn.execute("DELETE FROM api_keys").rowcount
+
+    def dump_usage(self) -> Iterator[tuple[str, DailyUsage]]:
+        """Every key's per-day request counts, by (key id, day), read lazily."""
+        for key_id, day, requests in self._conn.execute(_DUMP_USAGE):
+            yield key_id, DailyUsage(date=decode_date(day), requests=requests)
+
+    def add_usage(self, key_id: str, usage: DailyUsage) -> None:
+        """Store one day's count as it is (a day already counted is an error)."""
+        self._conn.execute(_ADD_USAGE, (key_id, encode_date(usage.date), usage.requests))
+
+    def clear_usage(self) -> int:
+        return self._conn.execute("DELETE FROM key_usage").rowcount

@@ -13,6 +13,7 @@ import enum
 import importlib
 import json
 import sqlite3
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -59,6 +60,10 @@ _PUT = (
     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _PURGE = "DELETE FROM idempotency WHERE created_at < ?"
+_DUMP = (
+    "SELECT organization_id, principal, key, operation, fingerprint, result, created_at FROM idempotency "
+    "ORDER BY organization_id, principal, key"
+)
 
 
 class ResultCodec:
@@ -176,3 +181,19 @@ class SqliteIdempotency:
 
     def purge(self, before: dt.datetime) -> int:
         return self._conn.execute(_PURGE, (encode_timestamp(before),)).rowcount
+
+    def dump(self) -> Iterator[IdempotencyRecord]:
+        """Every record, by (organization, principal, key), read lazily (``compliance_store.copy``)."""
+        for organization_id, principal, key, operation, fingerprint, result, created_at in self._conn.execute(_DUMP):
+            yield IdempotencyRecord(
+                organization_id=organization_id,
+                principal=principal,
+                key=key,
+                operation=operation,
+                fingerprint=fingerprint,
+                result=self._results.loads(result),
+                created_at=decode_timestamp(created_at),
+            )
+
+    def clear(self) -> int:
+        return self._conn.execute("DELETE FROM idempotency").rowcount

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import cattrs
@@ -42,3 +43,11 @@ class SqliteOrganizations:
 
     def list_all(self) -> list[Organization]:
         return self._mapper.from_rows(self._conn.execute(f"{self._mapper.select_sql} ORDER BY created_at, id"))
+
+    def dump(self) -> Iterator[Organization]:
+        """Every organization, by id, read lazily (``compliance_store.copy``)."""
+        return map(self._mapper.from_row, self._conn.execute(f"{self._mapper.select_sql} ORDER BY id"))
+
+    def clear(self) -> int:
+        """Delete every organization; returns how many (``compliance_store.copy``)."""
+        return self._conn.execute("DELETE FROM organizations").rowcount

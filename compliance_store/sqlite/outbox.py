@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import cattrs
@@ -41,3 +41,10 @@ class SqliteOutbox:
         self._conn.executemany(
             "UPDATE outbox SET published_at = ? WHERE id = ?", [(stamp, message_id) for message_id in message_ids]
         )
+
+    def dump(self) -> Iterator[OutboxMessage]:
+        """Every message, published or not, by id, read lazily (``compliance_store.copy``)."""
+        return map(self._mapper.from_row, self._conn.execute(f"{self._mapper.select_sql} ORDER BY id"))
+
+    def clear(self) -> int:
+        return self._conn.execute("DELETE FROM outbox").rowcount

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import cattrs
@@ -37,3 +38,12 @@ class SqliteRateLimits:
 
     def put(self, key_id: str, bucket: Bucket) -> None:
         self._conn.execute(_PUT, (key_id, bucket.tokens, encode_timestamp(bucket.updated_at)))
+
+    def dump(self) -> Iterator[tuple[str, Bucket]]:
+        """Every key's bucket, by key id, read lazily (``compliance_store.copy``)."""
+        rows = self._conn.execute("SELECT key_id, tokens, updated_at FROM rate_limit_buckets ORDER BY key_id")
+        for key_id, tokens, updated_at in rows:
+            yield key_id, Bucket(tokens=tokens, updated_at=decode_timestamp(updated_at))
+
+    def clear(self) -> int:
+        return self._conn.execute("DELETE FROM rate_limit_buckets").rowcount

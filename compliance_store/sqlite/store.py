@@ -26,7 +26,9 @@ from sqlite_utils import Database
 from compliance_core.areas import AREAS
 from compliance_core.kernel.errors import ValidationError
 from compliance_core.kernel.registry import Area
+from compliance_core.kernel.uow import Store
 
+from ..copy import CopyReport, copy_store
 from .checks import schema_problems
 from .locking import WriterLock
 from .migrations import MIGRATION_SET, migrations
@@ -311,6 +313,11 @@ class SqliteStore:
         except (sqlite3.Error, RuntimeError) as error:
             return {**report, "status": "error", "detail": str(error)}
         return {**report, "status": "ok", "journalMode": mode, "schemaVersion": version}
+
+    def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
+        """Copy every row this store holds into ``target`` (any store), in one read session here
+        and one write session there, and verify it: ``compliance_store.copy.copy_store``."""
+        return copy_store(self, target, replace=replace)
 
     def close(self) -> None:
         """Close every connection this process opened (and remove a ``:memory:`` temp file)."""

@@ -285,6 +285,7 @@ def test_every_command_is_covered() -> None:
         "org list",
         "serve",
         "maintenance",
+        "migrate-store",
         "openapi",
     }
 

@@ -1,9 +1,11 @@
-"""What the end-to-end tests share: scenario contexts over three transports, and real
-`compliance serve` processes.
+"""What the end-to-end tests share: scenario contexts over three transports and two kinds of
+store, and real `compliance serve` processes.
 
 Every scenario gets a fresh organization and a ``Client`` acting with its Owner key, over:
 ``local`` (LocalTransport, memory store), ``wsgi`` (HTTPTransport over httpx.WSGITransport, SQLite,
-no socket) and ``server`` (HTTPTransport to `compliance serve --workers 2`, SQLite).
+no socket) and ``server`` (HTTPTransport to `compliance serve --workers 2`, SQLite); and over the
+same three transports on PostgreSQL (``local+postgresql``, ``wsgi+postgresql``,
+``server+postgresql``: one schema of the run's server, shared by the three).
 """
 
 from __future__ import annotations
@@ -63,12 +65,15 @@ class Context:
 @attrs.define
 class Harness:
     kind: str
+    """The transport: ``local``, ``wsgi`` or ``server``."""
     platform: Platform
     """Where organizations are created (the server's own database for ``server``)."""
     client_for: Callable[[str], Client]
     """A client for an API key's secret."""
     server: ServerProcess | None = None
     """The real server (``server`` only)."""
+    store: str = "default"
+    """``default`` (memory for ``local``, SQLite for the others) or ``postgresql``."""
 
     def context(self, plan: Plan = Plan.PROFESSIONAL) -> Context:
         boot = self.platform.bootstrap("E2E Org", plan)
@@ -90,8 +95,8 @@ class Harness:
         return self.client_for(issued.secret)
 
 
-def local_harness() -> Harness:
-    platform = Platform.open("memory://")
+def local_harness(url: str = "memory://") -> Harness:
+    platform = Platform.open(url)
     return Harness("local", platform, client_for=lambda secret: pytest.fail("no secrets in-process"))
 
 
@@ -106,7 +111,11 @@ class ServerProcess:
     """Its stderr (a file, so a chatty server can never block on a full pipe)."""
 
     def stop(self) -> str:
-        """Stop with SIGTERM, as a supervisor would; return the rest of its output."""
+        """Stop with SIGTERM, as a supervisor would; return the rest of its output (nothing when
+        it was already stopped)."""
+        assert self.process.stdout is not None
+        if self.process.stdout.closed:
+            return ""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -114,7 +123,6 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        assert self.process.stdout is not None
         rest = self.process.stdout.read()
         self.process.stdout.close()
         self.errors.close()
@@ -127,7 +135,7 @@ class ServerProcess:
 
 def start_server(db: Path | str, *, workers: int = 2, env: dict[str, str] | None = None) -> ServerProcess:
     """`compliance serve` on a free port (``--port 0``; the URL is read from its output), once
-    /v1/health answers."""
+    /v1/health answers. ``db`` is a SQLite file or a store URL (``postgresql://...?schema=...``)."""
     errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by ServerProcess.stop)
     process = subprocess.Popen(
         [COMPLIANCE, "serve", "--db", str(db), "--port", "0", "--workers", str(workers), "--threads", "4"],

@@ -80,3 +80,10 @@ def test_health_reports_the_store(platform, clock) -> None:
     assert health["status"] == "ok" and health["uptimeSeconds"] == 90
     platform.close()
     assert platform.health()["status"] == "degraded"
+
+
+def test_bootstrap_if_empty_bootstraps_once(platform) -> None:
+    first = platform.bootstrap_if_empty("First")
+    assert first is not None and first.owner_key.secret
+    assert platform.bootstrap_if_empty("Second") is None
+    assert platform.organizations.get(platform.actor(first.organization.id)).name == "First"
