@@ -1,6 +1,7 @@
 """``python -m bench``: seed one SQLite database, run the HTTP and in-process benchmarks on it and
-print both tables. A missed target is reported, not failed: the exit status is 0 unless the
-benchmark itself could not run."""
+print both tables; then run the same HTTP workloads on SQLite and PostgreSQL side by side (when a
+PostgreSQL server answers). A missed target is reported, not failed: the exit status is 0 unless
+the benchmark itself could not run."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ from .inprocess_bench import format_inprocess, run_inprocess_bench
 from .load import wrk_path
 from .machine import busy_share, describe
 from .seed import seed
+from .stores_bench import (
+    STORES,
+    StoresSettings,
+    format_stores,
+    postgres_server_url,
+    postgres_unavailable,
+    run_stores_bench,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,8 +56,32 @@ def _parser() -> argparse.ArgumentParser:
         "such pages in its 32 MiB per worker; default 1)",
     )
     parser.add_argument("--repeats", type=int, default=30, help="in-process timing batches (default 30)")
-    parser.add_argument("--skip-http", action="store_true", help="run only the in-process benchmark")
-    parser.add_argument("--skip-inprocess", action="store_true", help="run only the HTTP benchmark")
+    parser.add_argument(
+        "--skip-http", action="store_true", help="skip the HTTP benchmark (full stack against bare Falcon)"
+    )
+    parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process benchmark")
+    parser.add_argument(
+        "--stores",
+        type=_stores,
+        default=None,
+        metavar="LIST",
+        help="stores of the side-by-side benchmark, comma-separated: sqlite, postgresql (default: both when a "
+        "PostgreSQL server answers, else that benchmark is skipped, saying so)",
+    )
+    parser.add_argument("--skip-stores", action="store_true", help="skip the SQLite/PostgreSQL side-by-side benchmark")
+    parser.add_argument(
+        "--postgres-url",
+        default=None,
+        metavar="URL",
+        help="PostgreSQL server of the side-by-side benchmark, without a schema (default: $COMPLIANCE_POSTGRES_URL, "
+        "else postgresql://postgres@127.0.0.1:5432/test); it works in a schema bench_<random> dropped at the end",
+    )
+    parser.add_argument(
+        "--store-workers",
+        type=int,
+        default=2,
+        help="server processes of the side-by-side benchmark (default 2)",
+    )
     parser.add_argument(
         "--profile",
         type=int,
@@ -57,6 +90,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also profile N in-process GET /v1/vendors?perPage=50 requests (cProfile)",
     )
     return parser
+
+
+def _stores(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(name.strip().lower() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in STORES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(STORES)}, not {text!r}")
+    return tuple(name for name in STORES if name in names)
 
 
 def _terminate_on_sigterm() -> None:
@@ -68,6 +109,61 @@ def _terminate_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
+def _stores_to_run(args: argparse.Namespace) -> tuple[tuple[str, ...], str | None]:
+    """The stores of the side-by-side benchmark, and why it cannot run (None when it can)."""
+    if args.skip_stores:
+        return (), None
+    stores = args.stores if args.stores is not None else STORES
+    if wrk_path() is None:
+        return stores, "it needs wrk for its Lua scripts (apt-get install wrk)"
+    if "postgresql" in stores:
+        reason = postgres_unavailable(postgres_server_url(args.postgres_url))
+        if reason is not None:
+            return stores, (
+                f"{reason}; set COMPLIANCE_POSTGRES_URL or --postgres-url to a server, "
+                "or run --stores sqlite for SQLite alone"
+            )
+    return stores, None
+
+
+def _main_benchmarks(args: argparse.Namespace, workdir: Path) -> None:
+    """The HTTP and in-process benchmarks (and the profile) on one seeded SQLite database."""
+    db_path = workdir / "bench.db"
+    started = time.perf_counter()
+    seeded = seed(str(db_path), args.vendors)
+    print(
+        f"Seeded {seeded.vendors:,} vendors into {db_path.name} in {time.perf_counter() - started:.1f} s "
+        f"(not measured)",
+        flush=True,
+    )
+    if not args.skip_http:
+        if wrk_path() is None:
+            print(
+                "wrk is not installed: using the Python http.client load generator, whose own cost "
+                "caps the figures (apt-get install wrk for the real ones)",
+                flush=True,
+            )
+        settings = HttpSettings(
+            workers=args.workers,
+            connections=args.connections,
+            threads=args.threads,
+            seconds=args.seconds,
+            warmup=args.warmup,
+            pages=args.pages,
+            server_threads=args.server_threads,
+        )
+        print()
+        print(format_http(run_http_bench(db_path, seeded, workdir, settings)), flush=True)
+    if not args.skip_inprocess:
+        print()
+        print(format_inprocess(run_inprocess_bench(db_path, seeded, repeats=args.repeats)), flush=True)
+    if args.profile:
+        from .profile_stack import format_profile, profile_list
+
+        print()
+        print(format_profile(profile_list(seeded, args.profile)), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -75,18 +171,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--pages must be at least 1")
     if vendors_needed(args.pages) > args.vendors:
         parser.error(f"--pages {args.pages} needs at least {vendors_needed(args.pages)} vendors (--vendors)")
+    stores, skipped = _stores_to_run(args)
+    if skipped and args.stores is not None:
+        print(f"python -m bench: --stores {','.join(args.stores)}: {skipped}", file=sys.stderr)
+        return 2
     _terminate_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="compliance-bench-") as directory:
         print(f"Machine: {describe()}", flush=True)
-        workdir = Path(directory)
-        db_path = workdir / "bench.db"
-        started = time.perf_counter()
-        seeded = seed(str(db_path), args.vendors)
-        print(
-            f"Seeded {seeded.vendors:,} vendors into {db_path.name} in {time.perf_counter() - started:.1f} s "
-            f"(not measured)",
-            flush=True,
-        )
         busy = busy_share(1.0)
         if busy is not None and busy > 0.10:
             print(
@@ -94,32 +185,27 @@ def main(argv: list[str] | None = None) -> int:
                 "the figures below will be low",
                 flush=True,
             )
-        if not args.skip_http:
-            if wrk_path() is None:
-                print(
-                    "wrk is not installed: using the Python http.client load generator, whose own cost "
-                    "caps the figures (apt-get install wrk for the real ones)",
-                    flush=True,
-                )
-            settings = HttpSettings(
-                workers=args.workers,
+        workdir = Path(directory)
+        if not (args.skip_http and args.skip_inprocess and not args.profile):
+            _main_benchmarks(args, workdir)
+        if skipped:
+            print()
+            print(f"SQLite/PostgreSQL side by side: SKIPPED, {skipped}", flush=True)
+        elif stores:
+            settings = StoresSettings(
+                stores=stores,
+                postgres_url=postgres_server_url(args.postgres_url),
+                vendors=args.vendors,
+                workers=args.store_workers,
+                server_threads=args.server_threads,
                 connections=args.connections,
                 threads=args.threads,
                 seconds=args.seconds,
                 warmup=args.warmup,
-                pages=args.pages,
-                server_threads=args.server_threads,
             )
             print()
-            print(format_http(run_http_bench(db_path, seeded, workdir, settings)), flush=True)
-        if not args.skip_inprocess:
-            print()
-            print(format_inprocess(run_inprocess_bench(db_path, seeded, repeats=args.repeats)), flush=True)
-        if args.profile:
-            from .profile_stack import format_profile, profile_list
-
-            print()
-            print(format_profile(profile_list(seeded, args.profile)), flush=True)
+            result = run_stores_bench(settings, workdir, log=lambda line: print(line, flush=True))
+            print(format_stores(result), flush=True)
     return 0
 
 

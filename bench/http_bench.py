@@ -30,6 +30,7 @@ __all__ = [
     "LIST_PATH",
     "list_paths",
     "vendors_needed",
+    "compliance_command",
 ]
 
 LIST_PATH = "/v1/vendors?perPage=50"
@@ -87,7 +88,7 @@ class HttpResult:
         return self.full.load.requests_per_second / self.bare.load.requests_per_second
 
 
-def _compliance_command() -> list[str]:
+def compliance_command() -> list[str]:
     script = Path(servers.python()).with_name("compliance")
     if script.exists():
         return [str(script)]
@@ -139,7 +140,7 @@ def _measure(server: servers.Server, settings: HttpSettings, headers: dict[str, 
 def run_http_bench(db_path: Path, seeded: Seeded, workdir: Path, settings: HttpSettings) -> HttpResult:
     auth = {"X-API-Key": seeded.api_key}
     port = servers.free_port()
-    full_command = _compliance_command() + [
+    full_command = compliance_command() + [
         "serve",
         "--db",
         str(db_path),

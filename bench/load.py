@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import attrs
 
-__all__ = ["LoadResult", "run_load", "wrk_path", "parse_wrk"]
+__all__ = ["LoadResult", "run_load", "wrk_path", "parse_wrk", "cycle_script"]
 
 
 @attrs.frozen(kw_only=True)
@@ -47,13 +47,27 @@ def run_load(
     threads: int,
     headers: dict[str, str] | None = None,
     paths: Sequence[str] = (),
+    script: str | None = None,
 ) -> LoadResult:
     """Load ``url``; with ``paths``, requests go to those paths on ``url``'s host instead, in turn,
-    so that together the generator's threads walk the list in order, again and again."""
+    so that together the generator's threads walk the list in order, again and again. ``script``
+    is a wrk Lua script of the caller's (other methods, bodies): wrk only."""
     headers = headers or {}
+    if paths and script is not None:
+        raise ValueError("give paths or a script, not both")
     wrk = wrk_path()
     if wrk is not None:
-        return _run_wrk(wrk, url, seconds, connections, threads, headers, paths)
+        return _run_wrk(
+            wrk,
+            url,
+            seconds,
+            connections,
+            threads,
+            headers,
+            script or (cycle_script(paths, threads) if paths else None),
+        )
+    if script is not None:
+        raise RuntimeError("a wrk Lua script needs wrk (apt-get install wrk)")
     return _run_python(url, seconds, connections, threads, headers, paths)
 
 
@@ -89,16 +103,16 @@ def cycle_script(paths: Sequence[str], threads: int) -> str:
 
 
 def _run_wrk(
-    wrk: str, url: str, seconds: float, connections: int, threads: int, headers: dict[str, str], paths: Sequence[str]
+    wrk: str, url: str, seconds: float, connections: int, threads: int, headers: dict[str, str], script: str | None
 ) -> LoadResult:
     command = [wrk, "--latency", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", prefix="wrk-cycle-") as script:
-        if paths:
-            script.write(cycle_script(paths, threads))
-            script.flush()
-            command += ["-s", script.name]
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", prefix="wrk-script-") as lua:
+        if script is not None:
+            lua.write(script)
+            lua.flush()
+            command += ["-s", lua.name]
         command.append(url)
         done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30, check=False)
     if done.returncode != 0:
@@ -172,6 +186,7 @@ def _python_worker(
     url: str, seconds: float, connections: int, headers: dict[str, str], paths: list[str], index: int, processes: int
 ) -> tuple[list[float], int]:
     parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or "127.0.0.1"
     targets = paths or [parsed.path + (f"?{parsed.query}" if parsed.query else "")]
     deadline = time.perf_counter() + seconds
     latencies: list[float] = []
@@ -188,7 +203,7 @@ def _python_worker(
     def loop() -> None:
         mine: list[float] = []
         failed = 0
-        connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=5)
+        connection = http.client.HTTPConnection(host, parsed.port, timeout=5)
         while time.perf_counter() < deadline:
             started = time.perf_counter()
             try:
@@ -201,7 +216,7 @@ def _python_worker(
             except (OSError, http.client.HTTPException):
                 failed += 1
                 connection.close()
-                connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=5)
+                connection = http.client.HTTPConnection(host, parsed.port, timeout=5)
                 continue
             mine.append(time.perf_counter() - started)
         connection.close()

@@ -7,8 +7,9 @@ import os
 import platform
 import sqlite3
 import time
+from collections.abc import Iterable
 
-__all__ = ["describe", "busy_share", "CpuMeter", "group_cpu_seconds"]
+__all__ = ["describe", "busy_share", "CpuMeter", "group_cpu_seconds", "pids_cpu_seconds"]
 
 
 def _cpu_model() -> str:
@@ -97,4 +98,21 @@ def group_cpu_seconds(pgid: int) -> float | None:
         if int(fields[2]) == pgid:  # fields[0] is the state: pgrp is the 5th field of the whole line
             total += int(fields[11]) + int(fields[12])
             found = True
+    return total / ticks if found else None
+
+
+def pids_cpu_seconds(pids: Iterable[int]) -> float | None:
+    """CPU seconds (user + system) used so far by those of ``pids`` still alive: PostgreSQL
+    backends, say, when the server runs on this machine (None when none of them can be read)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    found = False
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+        found = True
     return total / ticks if found else None

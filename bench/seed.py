@@ -14,10 +14,10 @@ import random
 import attrs
 
 from compliance_core.areas.people import NewPerson
-from compliance_core.areas.vendors import VENDORS, NewVendor, SubProcessor, Vendor, check_vendor
+from compliance_core.areas.vendors import VENDORS, NewVendor, PurposeCategory, SubProcessor, Vendor, check_vendor
 from compliance_core.platform import Platform
 
-__all__ = ["Seeded", "seed", "sqlite_url", "MAX_LIMIT"]
+__all__ = ["Seeded", "seed", "seed_url", "sqlite_url", "MAX_LIMIT"]
 
 # The core's ceiling for negotiated Enterprise limits: one million a minute is ~16.7k req/s and a
 # bucket of one million tokens, far above what two cores can serve in a bounded run.
@@ -119,6 +119,9 @@ class Seeded:
     organization_id: str
     api_key: str
     vendors: int
+    records: tuple[Vendor, ...] = attrs.field(default=(), repr=False, eq=False)
+    """The vendors written, in seeding order (the same attributes for the same ``rng_seed`` and
+    count on every store; only the ids differ)."""
 
 
 def sqlite_url(path: str) -> str:
@@ -126,8 +129,13 @@ def sqlite_url(path: str) -> str:
 
 
 def seed(path: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded:
-    """Create the database at ``path`` and return what a client needs to reach the tenant."""
-    url = sqlite_url(path)
+    """Create the SQLite database at ``path`` and return what a client needs to reach the tenant."""
+    return seed_url(sqlite_url(path), vendors, rng_seed=rng_seed)
+
+
+def seed_url(url: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded:
+    """Seed the empty store at ``url`` (any store URL: ``sqlite:///...``,
+    ``postgresql://...?schema=...``) and return what a client needs to reach the tenant."""
     rng = random.Random(rng_seed)
     with Platform.open(url) as platform:
         boot = platform.bootstrap("Benchmark Holdings", "enterprise", rpm=MAX_LIMIT, burst=MAX_LIMIT)
@@ -160,7 +168,16 @@ def seed(path: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded:
         with platform.uow.write() as tx:
             for record in records:
                 tx[VENDORS].add(record)
-    return Seeded(url=url, organization_id=boot.organization.id, api_key=boot.owner_key.secret, vendors=vendors)
+    secret = boot.owner_key.secret
+    if secret is None:
+        raise RuntimeError("bootstrap returned no Owner key secret")
+    return Seeded(
+        url=url,
+        organization_id=boot.organization.id,
+        api_key=secret,
+        vendors=vendors,
+        records=tuple(records),
+    )
 
 
 def _vendor(
@@ -200,7 +217,7 @@ def _vendor(
             SubProcessor(
                 name=f"{rng.choice(_PREFIXES)} {rng.choice(_SERVICES).title()}",
                 country=rng.choice(_COUNTRIES),
-                purpose_category=rng.choice(("hosting", "data_storage", "analytics", "payments")),
+                purpose_category=PurposeCategory(rng.choice(("hosting", "data_storage", "analytics", "payments"))),
             )
             for _ in range(rng.randrange(0, 4) if personal else 0)
         ],

@@ -45,7 +45,7 @@ def _timed_app(url: str, out: Path) -> Iterator[Any]:
     lock = threading.Lock()
 
     class TimedConnection(sqlite3.Connection):
-        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
             started = time.perf_counter()
             try:
                 return super().execute(sql, *args)
