@@ -12,7 +12,7 @@ from compliance_core.client import HEALTH
 from compliance_core.platform import Platform
 
 from . import errors
-from .middleware import Authenticate, RequestContext
+from .middleware import AccessLog, Authenticate, RequestContext
 from .openapi import openapi_document
 from .resources import OperationResource
 from .resources.health import Health
@@ -23,18 +23,21 @@ from .wire import Wire
 __all__ = ["create_app"]
 
 
-def create_app(platform: Platform, *, routes: tuple[Route, ...] = ROUTES) -> falcon.App:
+def create_app(
+    platform: Platform, *, routes: tuple[Route, ...] = ROUTES, access_log: AccessLog | None = None
+) -> falcon.App:
     """A WSGI app serving ``platform`` over /v1.
 
     :param platform: the composition root whose services the resources call
     :param routes: the route rows (default: every area's)
+    :param access_log: where one JSON line per request goes (None: nowhere)
 
     >>> from compliance_core import Platform
     >>> app = create_app(Platform.open("memory://"))
     """
     wire = Wire(platform.renderer)
     bound = endpoints(platform.operations, routes)
-    middleware: list[Any] = [RequestContext(), Authenticate(platform.access, route_index(bound), wire)]
+    middleware: list[Any] = [RequestContext(access_log), Authenticate(platform.access, route_index(bound), wire)]
     app = falcon.App(middleware=middleware)
     errors.install(app, wire)
     by_path: defaultdict[str, list[Endpoint]] = defaultdict(list)

@@ -48,7 +48,7 @@ from compliance_core.access import LEASE_SECONDS
 
 from .app import create_app
 from .errors import code_for_status, new_request_id
-from .middleware import ACCESS_LOG, access_line
+from .middleware import ACCESS_LOG, AccessLog, access_line
 from .resources import BODY_LIMIT_REASON, MAX_BODY_BYTES
 from .wire import JSON, Wire
 
@@ -402,34 +402,55 @@ class SpecChannel(HTTPChannel):
     close after them: the answer goes out, the sending side is shut, and what the client still
     sends (the rest of a body too large) is read and discarded for up to ``LINGER_SECONDS`` or
     ``LINGER_BYTES`` before the connection closes, so the client reads the answer instead of a
-    connection reset."""
+    connection reset.
+
+    Only a lingering connection needs other ``readable``/``writable``/read/write behaviour, and
+    waitress asks every connection those on every turn of its loop, so a channel becomes a
+    ``_LingeringChannel`` when it starts to linger and the ordinary path runs waitress's own
+    methods untouched."""
 
     error_task_class = SpecErrorTask
     linger = False
     """Set by the error task: close with a lingering close."""
-    _drain_until: float | None = None
-    _drained = 0
+
+    def handle_close(self) -> None:
+        if self.linger and self.connected and not self.total_outbufs_len:
+            self.linger = False
+            try:
+                self.socket.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            else:
+                self.will_close = False
+                self.close_when_flushed = False
+                self.__class__ = _LingeringChannel
+                self._drain_until = time.monotonic() + LINGER_SECONDS
+                self._drained = 0
+                return
+        self._close_now()
+
+    def _close_now(self) -> None:
+        self.linger = False
+        if self.socket is not None and self.connected:
+            HTTPChannel.handle_close(self)
+
+
+class _LingeringChannel(SpecChannel):
+    """A refused connection draining what its client still sends (see ``SpecChannel``)."""
+
+    _drain_until: float
+    _drained: int
 
     def readable(self) -> bool:
-        if self._drain_until is not None:
-            return True
-        return bool(super().readable())
+        return True
 
-    def writable(self) -> bool:
-        if self._drain_until is not None:  # nothing to write: only a time to stop
-            return bool(self.will_close) or time.monotonic() >= self._drain_until
-        return bool(super().writable())
+    def writable(self) -> bool:  # nothing to write: only a time to stop
+        return bool(self.will_close) or time.monotonic() >= self._drain_until
 
     def handle_write(self) -> None:
-        if self._drain_until is not None:
-            self._close_now()
-            return
-        super().handle_write()
+        self._close_now()
 
     def handle_read(self) -> None:
-        if self._drain_until is None:
-            super().handle_read()
-            return
         try:
             data = self.socket.recv(65536)
         except BlockingIOError:
@@ -441,24 +462,7 @@ class SpecChannel(HTTPChannel):
             self._close_now()
 
     def handle_close(self) -> None:
-        if self.linger and self._drain_until is None and self.connected and not self.total_outbufs_len:
-            self.linger = False
-            try:
-                self.socket.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-            else:
-                self.will_close = False
-                self.close_when_flushed = False
-                self._drain_until = time.monotonic() + LINGER_SECONDS
-                return
         self._close_now()
-
-    def _close_now(self) -> None:
-        self._drain_until = None
-        self.linger = False
-        if self.socket is not None and self.connected:
-            super().handle_close()
 
 
 def _exit_on_signal(signum: int, frame: Any) -> None:
@@ -579,14 +583,14 @@ def serve_platform(
             platform = Platform.open(url)
             if prepare is not None:
                 prepare(platform, url_for(sock))
-            factory = lambda: create_app(platform)  # noqa: E731
-            lead = lambda: _lead_app(platform)  # noqa: E731
+            factory = lambda: _serving(platform, lead=False, access_log=access_log)  # noqa: E731
+            lead = lambda: _serving(platform, lead=True, access_log=access_log)  # noqa: E731
         else:
             if prepare is not None:
                 with Platform.open(url) as platform:
                     prepare(platform, url_for(sock))
-            factory = lambda: _platform_app(url)  # noqa: E731
-            lead = lambda: _platform_app(url, lead=True)  # noqa: E731
+            factory = lambda: _platform_app(url, lead=False, access_log=access_log)  # noqa: E731
+            lead = lambda: _platform_app(url, lead=True, access_log=access_log)  # noqa: E731
         configure_logging(access_log=access_log)
     except BaseException:
         sock.close()
@@ -606,7 +610,7 @@ def configure_logging(*, access_log: bool) -> None:
         messages.addHandler(handler)
     if messages.level == logging.NOTSET:  # INFO too (a purge's count), whatever the root's level
         messages.setLevel(logging.INFO)
-    if access_log and not ACCESS_LOG.handlers:
+    if access_log and not ACCESS_LOG.handlers:  # waitress's refusals; the app's requests: AccessLog
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))
         ACCESS_LOG.addHandler(handler)
@@ -615,20 +619,18 @@ def configure_logging(*, access_log: bool) -> None:
 
 
 @contextlib.contextmanager
-def _platform_app(url: str, *, lead: bool = False) -> Iterator[WSGIApp]:
-    with Platform.open(url) as platform, _flushing(platform):
-        if lead:
-            with periodic_purge(platform):
-                yield create_app(platform)
-        else:
-            yield create_app(platform)
+def _platform_app(url: str, *, lead: bool = False, access_log: bool = True) -> Iterator[WSGIApp]:
+    with Platform.open(url) as platform, _serving(platform, lead=lead, access_log=access_log) as app:
+        yield app
 
 
 @contextlib.contextmanager
-def _lead_app(platform: Platform) -> Iterator[WSGIApp]:
-    """The app of the one worker of a ``memory://`` store, which purges too."""
-    with periodic_purge(platform):
-        yield create_app(platform)
+def _serving(platform: Platform, *, lead: bool, access_log: bool) -> Iterator[WSGIApp]:
+    """One worker's app: its access log and periodic flush, and the purge when it is the lead."""
+    sink = AccessLog(sys.stderr) if access_log else None
+    purging = periodic_purge(platform) if lead else contextlib.nullcontext()
+    with _flushing(platform, sink), purging:
+        yield create_app(platform, access_log=sink)
 
 
 class Purges(Protocol):
@@ -670,7 +672,7 @@ def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[thr
 
 
 @contextlib.contextmanager
-def _flushing(platform: Platform, every: float = LEASE_SECONDS) -> Iterator[None]:
+def _flushing(platform: Platform, access_log: AccessLog | None = None, every: float = LEASE_SECONDS) -> Iterator[None]:
     """Write the key usage this worker counted (and give back unspent rate-limit tokens) every
     ``every`` seconds, so a key's usage read through another worker is at most that stale; closing
     the platform writes the rest."""
@@ -678,6 +680,8 @@ def _flushing(platform: Platform, every: float = LEASE_SECONDS) -> Iterator[None
 
     def run() -> None:
         while not stop.wait(every):
+            if access_log is not None:
+                access_log.flush()
             try:
                 platform.access.flush()
             except Exception:  # a busy or failing store must not kill the worker; retry next time
@@ -690,3 +694,5 @@ def _flushing(platform: Platform, every: float = LEASE_SECONDS) -> Iterator[None
     finally:
         stop.set()
         flusher.join()
+        if access_log is not None:
+            access_log.flush()

@@ -24,9 +24,10 @@ from compliance_core.access import AccessService
 from compliance_core.kernel.errors import InternalError
 from compliance_core.kernel.permissions import can
 from compliance_core.platform import Bootstrap
+from compliance_http.app import create_app
 from compliance_http.client import HTTPTransport, ServiceUnavailable
 from compliance_http.errors import MAX_ECHOED_PATH
-from compliance_http.middleware import ACCESS_LOG
+from compliance_http.middleware import ACCESS_LOG, AccessLog
 from compliance_http.resources import MAX_BODY_BYTES
 from compliance_http.routes import Endpoint, default_endpoints
 from compliance_http.server import periodic_purge
@@ -259,16 +260,19 @@ def test_an_unknown_route_does_not_echo_a_huge_path(app: falcon.App) -> None:
 # -- 7. the access log ---------------------------------------------------------------------------
 
 
-def test_one_json_access_line_per_request_without_secrets(
-    api: Api, app: falcon.App, boot: Bootstrap, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_one_json_access_line_per_request_without_secrets(platform: Platform, boot: Bootstrap) -> None:
     secret = boot.owner_key.secret or ""
-    with caplog.at_level(logging.INFO, logger=ACCESS_LOG.name):
-        ok = api.get("/v1/vendors", query="perPage=5&category=Confidential+Cloud")
-        api.post("/v1/vendors", {"name": "Secret Vendor Name"})
-        missing = Api(app, None).get("/v1/vendors/vnd_1")
-        nowhere = Api(app, None).get("/v1/nowhere/at/all")
-    lines = [r.getMessage() for r in caplog.records if r.name == ACCESS_LOG.name]
+    written = io.StringIO()
+    sink = AccessLog(written)
+    app = create_app(platform, access_log=sink)
+    api = Api(app, secret)
+    ok = api.get("/v1/vendors", query="perPage=5&category=Confidential+Cloud")
+    api.post("/v1/vendors", {"name": "Secret Vendor Name"})
+    missing = Api(app, None).get("/v1/vendors/vnd_1")
+    nowhere = Api(app, None).get("/v1/nowhere/at/all")
+    assert written.getvalue() == ""  # kept until the worker's periodic flush
+    sink.flush()
+    lines = written.getvalue().splitlines()
     assert len(lines) == 4
     entries = [json.loads(line) for line in lines]
     for entry in entries:
@@ -293,9 +297,20 @@ def test_one_json_access_line_per_request_without_secrets(
 
 
 def test_no_access_line_unless_enabled(api: Api, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger=ACCESS_LOG.name):
+    with caplog.at_level(logging.INFO):
         api.get("/v1/vendors")
     assert not [r for r in caplog.records if r.name == ACCESS_LOG.name]
+
+
+def test_the_access_log_writes_when_enough_lines_wait() -> None:
+    written = io.StringIO()
+    sink = AccessLog(written)
+    line = "x" * 1000
+    for _ in range(AccessLog.LIMIT // 1001):
+        sink.write(line)
+    assert written.getvalue() == ""
+    sink.write(line)
+    assert written.getvalue().count("\n") == AccessLog.LIMIT // 1001 + 1
 
 
 def test_an_error_in_middleware_is_logged_with_its_request_id(
