@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import psycopg
 
+from ..registry import expected_indexes
 from .tables import SUPPORT_TABLES, Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -37,21 +38,6 @@ FROM pg_trigger g
 JOIN pg_class c ON c.oid = g.tgrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND NOT g.tgisinternal"""
-
-
-def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
-    """A ``Records`` table's list and filter indexes, by name, with their columns (as
-    ``migrations.helpers.create_records_table`` makes them)."""
-    records = table.records
-    if records is None:
-        return {}
-    scope = ("organization_id", records.partition) if records.partition else ("organization_id",)
-    indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
-    if records.filters is not None:
-        for field in attrs.fields(records.filters):
-            if field.name != records.partition:
-                indexes[f"{table.table}_by_{field.name}"] = (*scope, field.name, "created_at", "id")
-    return indexes
 
 
 def expected_triggers(table: Table) -> tuple[str, ...]:

@@ -12,17 +12,15 @@ writer lock (see ``store``): two processes using one key cannot both miss it and
 from __future__ import annotations
 
 import datetime as dt
-import enum
-import importlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import cattrs
 import psycopg
 
 from compliance_core.kernel.idempotency import IdempotencyRecord
 
+from ..results import TaggedResults
 from .codec import dumps, stream
 
 if TYPE_CHECKING:
@@ -30,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ResultCodec", "PostgresIdempotency"]
 
-_TRUSTED_MODULES = "compliance_core"
 _GET = (
     "SELECT operation, fingerprint, result, created_at FROM idempotency "
     "WHERE organization_id = %s AND principal = %s AND key = %s"
@@ -50,15 +47,15 @@ _DUMP = (
 )
 
 
-class ResultCodec:
-    """Tagged JSON for idempotency results.
+class ResultCodec(TaggedResults):
+    """Tagged JSON for idempotency results, in a ``json`` column.
 
     :param converter: the store's cattrs converter (ISO text for timestamps and dates)
     """
 
     def __init__(self, converter: cattrs.Converter) -> None:
-        self._converter = converter
-        self._types: dict[str, type] = {}
+        # paths are read where they were written: this store began after core was split
+        super().__init__(converter, moved={})
 
     def dumps(self, value: Any) -> str:
         return dumps(self._tag(value))
@@ -66,62 +63,6 @@ class ResultCodec:
     def load(self, document: Any) -> Any:
         """The result from the column's parsed document."""
         return self._untag(document)
-
-    def _tag(self, value: Any) -> Any:
-        kind = type(value)
-        if attrs.has(kind):
-            return {"type": _path(kind), "value": self._converter.unstructure(value)}
-        if isinstance(value, enum.Enum):
-            return {"type": _path(kind), "value": value.value}
-        if value is None or kind in (str, int, float, bool):
-            return {"json": value}
-        if kind is tuple or kind is list:
-            return {kind.__name__: [self._tag(item) for item in value]}
-        if kind is dict and all(isinstance(k, str) for k in value):
-            return {"dict": {k: self._tag(v) for k, v in value.items()}}
-        if kind is dt.datetime:
-            return {"datetime": self._converter.unstructure(value)}
-        if kind is dt.date:
-            return {"date": value.isoformat()}
-        raise TypeError(f"cannot store an idempotency result of type {kind.__module__}.{kind.__qualname__}")
-
-    def _untag(self, tagged: dict[str, Any]) -> Any:
-        if "type" in tagged:
-            kind = self._type(tagged["type"])
-            if issubclass(kind, enum.Enum):
-                return kind(tagged["value"])
-            return self._converter.structure(tagged["value"], kind)
-        ((tag, value),) = tagged.items()
-        if tag == "json":
-            return value
-        if tag == "tuple":
-            return tuple(self._untag(item) for item in value)
-        if tag == "list":
-            return [self._untag(item) for item in value]
-        if tag == "dict":
-            return {k: self._untag(v) for k, v in value.items()}
-        if tag == "datetime":
-            return dt.datetime.fromisoformat(value)
-        if tag == "date":
-            return dt.date.fromisoformat(value)
-        raise ValueError(f"unknown idempotency result tag {tag!r}")
-
-    def _type(self, path: str) -> type:
-        if path not in self._types:
-            module_name, _, qualname = path.partition(":")
-            if module_name.split(".")[0] != _TRUSTED_MODULES:
-                raise ValueError(f"refusing to load idempotency result type {path!r} from outside core")
-            found: Any = importlib.import_module(module_name)
-            for part in qualname.split("."):
-                found = getattr(found, part)
-            if not isinstance(found, type) or not (attrs.has(found) or issubclass(found, enum.Enum)):
-                raise ValueError(f"{path!r} is not a model or enum")
-            self._types[path] = found
-        return self._types[path]
-
-
-def _path(kind: type) -> str:
-    return f"{kind.__module__}:{kind.__qualname__}"
 
 
 class PostgresIdempotency:

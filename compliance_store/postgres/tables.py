@@ -12,18 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from compliance_core.areas import AREAS
-from compliance_core.areas.api_keys import API_KEYS, ApiKey
-from compliance_core.areas.organizations import ORGANIZATIONS, Organization
 from compliance_core.areas.people import PEOPLE
-from compliance_core.kernel.events import OUTBOX, OutboxMessage
-from compliance_core.kernel.idempotency import IDEMPOTENCY, IdempotencyRecord
-from compliance_core.kernel.ratelimit import RATE_LIMITS, Bucket
-from compliance_core.kernel.records import Records
 from compliance_core.kernel.registry import Area
 
+from ..registry import SCOPED_KEY, Table, derive, kernel_tables
 from .api_keys import PostgresApiKeys
 from .idempotency import PostgresIdempotency
 from .organizations import PostgresOrganizations
@@ -32,48 +25,14 @@ from .people import PostgresPeople
 from .rate_limits import PostgresRateLimits
 from .records import PostgresRecords
 
-__all__ = ["Table", "KERNEL_TABLES", "SUPPORT_TABLES", "OVERRIDES", "TABLES", "registry"]
+__all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "SUPPORT_TABLES", "OVERRIDES", "TABLES", "registry"]
 
-SCOPED_KEY = ("organization_id", "id")
-"""The key of organization-scoped tables, as the memory store keys them."""
-
-
-@attrs.frozen(kw_only=True)
-class Table:
-    """One table and the repository sessions hand out for it.
-
-    :param name: the repository's name, which handles use (``Repo.name``)
-    :param table: the SQL table
-    :param model: the model a row holds; each field is a column the start-up check requires
-    :param repository: its class: ``prepare(table, converter)`` builds what every connection
-        shares (mapper, page queries) once per store, ``repository(cursor, prepared, write=...)``
-        binds it to one connection's cursor, for read or for write transactions
-    :param key: the columns that identify a row
-    :param records: the declaration of an organization-scoped table (None: a kernel table)
-    """
-
-    name: str
-    table: str
-    model: type
-    repository: Any
-    key: tuple[str, ...] = ("id",)
-    records: Records[Any, Any] | None = None
-
-
-KERNEL_TABLES: tuple[Table, ...] = (
-    Table(name=ORGANIZATIONS.name, table="organizations", model=Organization, repository=PostgresOrganizations),
-    Table(name=API_KEYS.name, table="api_keys", model=ApiKey, repository=PostgresApiKeys),
-    Table(
-        name=IDEMPOTENCY.name,
-        table="idempotency",
-        model=IdempotencyRecord,
-        repository=PostgresIdempotency,
-        key=("organization_id", "principal", "key"),
-    ),
-    Table(
-        name=RATE_LIMITS.name, table="rate_limit_buckets", model=Bucket, repository=PostgresRateLimits, key=("key_id",)
-    ),
-    Table(name=OUTBOX.name, table="outbox", model=OutboxMessage, repository=PostgresOutbox),
+KERNEL_TABLES: tuple[Table, ...] = kernel_tables(
+    organizations=PostgresOrganizations,
+    api_keys=PostgresApiKeys,
+    idempotency=PostgresIdempotency,
+    rate_limits=PostgresRateLimits,
+    outbox=PostgresOutbox,
 )
 """What every store keeps whatever the areas."""
 
@@ -97,24 +56,7 @@ def registry(areas: Sequence[Area[Any]] = AREAS) -> tuple[Table, ...]:
     >>> registry()[-1].records.name == AREAS[-1].records[-1].name
     True
     """
-    tables = list(KERNEL_TABLES)
-    for area in areas:
-        for records in area.records:
-            tables.append(
-                Table(
-                    name=records.name,
-                    table=records.name,
-                    model=records.model,
-                    repository=OVERRIDES.get(records.name, PostgresRecords),
-                    key=SCOPED_KEY,
-                    records=records,
-                )
-            )
-    names = [table.name for table in tables]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ValueError(f"repositories declared twice: {repeated}")
-    return tuple(tables)
+    return derive(KERNEL_TABLES, areas, records=PostgresRecords, overrides=OVERRIDES)
 
 
 TABLES: tuple[Table, ...] = registry()

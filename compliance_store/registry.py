@@ -1,0 +1,110 @@
+"""The tables a SQL store serves, derived the same way for every store.
+
+The organization-scoped tables come from the ``Records`` declarations of the areas (the store's
+generic records repository unless its overrides name a class with more behaviour), plus the
+kernel's tables. Each store package (``sqlite.tables``, ``postgres.tables``) supplies its own
+repository classes; sessions resolve ``session[repo]`` by ``repo.name`` over the registry, and
+each store's start-up check holds the migrated schema against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from compliance_core.areas.api_keys import API_KEYS, ApiKey
+from compliance_core.areas.organizations import ORGANIZATIONS, Organization
+from compliance_core.kernel.events import OUTBOX, OutboxMessage
+from compliance_core.kernel.idempotency import IDEMPOTENCY, IdempotencyRecord
+from compliance_core.kernel.ratelimit import RATE_LIMITS, Bucket
+from compliance_core.kernel.records import Records
+from compliance_core.kernel.registry import Area
+
+__all__ = ["Table", "SCOPED_KEY", "kernel_tables", "derive", "expected_indexes"]
+
+SCOPED_KEY = ("organization_id", "id")
+"""The key of organization-scoped tables, as the memory store keys them."""
+
+
+@attrs.frozen(kw_only=True)
+class Table:
+    """One table and the repository sessions hand out for it.
+
+    :param name: the repository's name, which handles use (``Repo.name``)
+    :param table: the SQL table
+    :param model: the model a row holds; each field is a column the start-up check requires
+    :param repository: its class: ``prepare(table, converter)`` builds what every connection
+        shares (mapper, page queries) once per store; the store's session binds it to one
+        connection (SQLite: ``repository(conn, prepared)``; PostgreSQL:
+        ``repository(cursor, prepared, write=...)``, for read or for write transactions)
+    :param key: the columns that identify a row
+    :param records: the declaration of an organization-scoped table (None: a kernel table)
+    """
+
+    name: str
+    table: str
+    model: type
+    repository: Any
+    key: tuple[str, ...] = ("id",)
+    records: Records[Any, Any] | None = None
+
+
+def kernel_tables(
+    *, organizations: Any, api_keys: Any, idempotency: Any, rate_limits: Any, outbox: Any
+) -> tuple[Table, ...]:
+    """What every store keeps whatever the areas, served by the given repository classes."""
+    return (
+        Table(name=ORGANIZATIONS.name, table="organizations", model=Organization, repository=organizations),
+        Table(name=API_KEYS.name, table="api_keys", model=ApiKey, repository=api_keys),
+        Table(
+            name=IDEMPOTENCY.name,
+            table="idempotency",
+            model=IdempotencyRecord,
+            repository=idempotency,
+            key=("organization_id", "principal", "key"),
+        ),
+        Table(name=RATE_LIMITS.name, table="rate_limit_buckets", model=Bucket, repository=rate_limits, key=("key_id",)),
+        Table(name=OUTBOX.name, table="outbox", model=OutboxMessage, repository=outbox),
+    )
+
+
+def derive(
+    kernel: Sequence[Table], areas: Sequence[Area[Any]], *, records: Any, overrides: Mapping[str, Any]
+) -> tuple[Table, ...]:
+    """``kernel`` and one table per ``Records`` declaration of ``areas``, served by ``records``
+    unless ``overrides`` names another class; a name declared twice is an error."""
+    tables = list(kernel)
+    for area in areas:
+        for declared in area.records:
+            tables.append(
+                Table(
+                    name=declared.name,
+                    table=declared.name,
+                    model=declared.model,
+                    repository=overrides.get(declared.name, records),
+                    key=SCOPED_KEY,
+                    records=declared,
+                )
+            )
+    names = [table.name for table in tables]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"repositories declared twice: {repeated}")
+    return tuple(tables)
+
+
+def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
+    """A ``Records`` table's list and filter indexes, by name, with their columns (as each
+    store's ``migrations.helpers.create_records_table`` makes them)."""
+    declared = table.records
+    if declared is None:
+        return {}
+    scope = ("organization_id", declared.partition) if declared.partition else ("organization_id",)
+    indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
+    if declared.filters is not None:
+        for field in attrs.fields(declared.filters):
+            if field.name != declared.partition:
+                indexes[f"{table.table}_by_{field.name}"] = (*scope, field.name, "created_at", "id")
+    return indexes
