@@ -9,6 +9,7 @@ needs converting and no reflection per row.
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 import enum
 import operator
@@ -73,7 +74,7 @@ def quote(name: str) -> str:
     return f'"{name}"'
 
 
-class BaseMapper(Generic[M]):
+class BaseMapper(abc.ABC, Generic[M]):
     """One model <-> one table row, columns named as the model's fields, in field order.
 
     A store's ``Mapper`` sets ``mark`` (its parameter marker) and ``column_codec``.
@@ -82,8 +83,9 @@ class BaseMapper(Generic[M]):
     mark: ClassVar[str]
 
     @staticmethod
+    @abc.abstractmethod
     def column_codec(annotation: Any, converter: cattrs.Converter) -> tuple[Codec | None, Codec | None]:
-        raise NotImplementedError
+        """(encoder, decoder) for one field; None where the driver takes the Python value as it is."""
 
     def __init__(self, model: type[M], table: str, converter: cattrs.Converter, key: tuple[str, ...] = ("id",)) -> None:
         hints = typing.get_type_hints(model)
