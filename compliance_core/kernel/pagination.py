@@ -2,6 +2,12 @@
 
 ``total_pages`` is at least 1, so "increase page until page equals totalPages" always ends,
 even on an empty list.
+
+Two caches keep list requests cheap, both validated by the organization's revision of the area
+(a counter the store bumps in the same transaction as every change of those records, and that is
+read in the same read transaction as the page query): ``PageCache`` keeps whole pages, and
+``TotalCache`` keeps the total of each filter set, so a page the page cache misses still runs no
+COUNT when another page of the same filters was served at the same revision.
 """
 
 from __future__ import annotations
@@ -16,7 +22,17 @@ import attrs
 
 from .errors import ValidationError
 
-__all__ = ["PageRequest", "Page", "PageCache", "DEFAULT_BUDGET", "DEFAULT_PER_PAGE", "MAX_PER_PAGE", "MAX_PAGE"]
+__all__ = [
+    "PageRequest",
+    "Page",
+    "PageCache",
+    "TotalCache",
+    "DEFAULT_BUDGET",
+    "DEFAULT_TOTALS",
+    "DEFAULT_PER_PAGE",
+    "MAX_PER_PAGE",
+    "MAX_PAGE",
+]
 
 T = TypeVar("T")
 DEFAULT_PER_PAGE = 50
@@ -71,7 +87,96 @@ class Page(Generic[T]):
 class _Listable(Protocol[T]):
     def revision(self, organization_id: str) -> int: ...
 
-    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[T], int]: ...
+    def list(
+        self, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+    ) -> tuple[list[T], int]: ...
+
+
+DEFAULT_TOTALS = 8192
+"""Filter sets whose totals one Platform keeps (each entry is a key and two integers: a few
+hundred bytes, so about 2-3 MB when full)."""
+
+
+class TotalCache:
+    """The total of each (area, organization, filter set), kept with the revision it was counted
+    at, so a page query whose filters were counted before at the same revision runs no COUNT.
+
+    Why this is exact: a total depends only on the organization's records of the area and on the
+    filters (not on the page, nor on who asks). The store bumps the organization's revision of
+    the area in the same transaction as every insert, update and delete of those records, and a
+    list reads the revision in the same read transaction (one snapshot) as its page query. Two
+    snapshots that show the same revision therefore show the same records, so the COUNT taken in
+    one is the COUNT the other would take: a total kept at revision R is served only to a list
+    that read R, and any write of the organization's records in the area makes every kept total
+    of that organization and area stale at once (it is then counted again and replaced). Other
+    organizations' and other areas' revisions are independent, and the key holds the area, the
+    organization and the filters, so a total is never shared between them. (Like ``PageCache``,
+    this relies on lists running in read transactions: a read joined to an uncommitted write
+    could see a revision that a rollback later hands to different records.)
+
+    Unfiltered lists need no entry to be cheap (the stores read their totals from maintained
+    counters) but go through here too, which saves that single-row read as well.
+
+    Real traffic has far fewer distinct filter sets than URLs (pages and page sizes vary, the
+    filters combined do not), so a small bound covers it: at most ``entries`` keys, least
+    recently used first out. One per Platform (inside its ``PageCache``), shared by the areas
+    and safe to use from many threads: a lock guards the map, and the queries run outside it.
+    """
+
+    def __init__(self, entries: int = DEFAULT_TOTALS) -> None:
+        if entries < 0:
+            raise ValueError("entries must be at least 0")
+        self.entries = entries
+        self.hits = 0
+        """Lists served a kept total (they ran no count): for tests and diagnostics."""
+        self._totals: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._totals)
+
+    def get(self, key: Hashable, revision: int) -> int | None:
+        """The total kept for ``key`` if it was counted at ``revision``, else None."""
+        with self._lock:
+            entry = self._totals.get(key)
+            if entry is None or entry[0] != revision:
+                return None
+            self._totals.move_to_end(key)
+            self.hits += 1
+            return entry[1]
+
+    def put(self, key: Hashable, revision: int, total: int) -> None:
+        """Keep ``total`` as counted at ``revision`` (replacing what ``key`` held)."""
+        if self.entries == 0:
+            return
+        with self._lock:
+            self._totals[key] = (revision, total)
+            self._totals.move_to_end(key)
+            while len(self._totals) > self.entries:
+                self._totals.popitem(last=False)
+
+    def list(
+        self,
+        area: str,
+        repository: _Listable[T],
+        organization_id: str,
+        filters: Hashable,
+        request: PageRequest,
+        revision: int | None = None,
+    ) -> tuple[list[T], int]:
+        """The repository's page and total, handing it the kept total when there is one.
+
+        :param revision: the organization's revision of the area, read in the same read
+            transaction as this list is (None: read it here, through ``repository``)
+        """
+        if revision is None:
+            revision = repository.revision(organization_id)
+        key = (area, organization_id, filters)
+        known = self.get(key, revision)
+        items, total = repository.list(organization_id, filters, request, known)
+        if known is None:
+            self.put(key, revision, total)
+        return items, total
 
 
 DEFAULT_BUDGET = 32 * 1024 * 1024
@@ -91,10 +196,15 @@ class PageCache:
     One cache per Platform, shared by the areas, bounded by an estimate of the bytes its pages
     hold (least recently used first out). The key holds the area, the organization, the
     caller-dependent ``scope``, the filters and the page, so no caller is served another's page.
+
+    A miss asks ``totals`` (the Platform's ``TotalCache``) with the revision already read, so a
+    page of a filter set counted before at that revision runs only the page query. The scope is
+    not part of a total's key: it does not reach the repository, so it cannot change the total.
     """
 
-    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, budget: int = DEFAULT_BUDGET, totals: TotalCache | None = None) -> None:
         self.budget = budget
+        self.totals = TotalCache() if totals is None else totals
         self.used = 0
         self._entries: OrderedDict[Hashable, tuple[int, Page[Any], int]] = OrderedDict()
         self._item_sizes: dict[type, int] = {}
@@ -116,7 +226,7 @@ class PageCache:
             if entry is not None and entry[0] == revision:
                 self._entries.move_to_end(key)
                 return entry[1]
-        items, total = repository.list(organization_id, filters, request)
+        items, total = self.totals.list(area, repository, organization_id, filters, request, revision)
         page = Page.of(items, total, request)
         cost = self._cost(page)
         if cost > self.budget:

@@ -3,8 +3,9 @@
 A ``Records`` declaration tells every store what to keep (a table keyed by organization and id,
 listed by ``(created_at, id)``, with a per-organization count and revision) and tells the list
 machinery how to page it. The helpers below are the few steps every area's service repeats:
-fetch one record or 404, list a page (through the page cache when the table opts in), and turn a
-patch into the changed record with the previous values of what changed.
+fetch one record or 404, list a page (through the page cache when the table opts in, and always
+through the platform's total cache, so a filter set counted at the current revision is not
+counted again), and turn a patch into the changed record with the previous values of what changed.
 """
 
 from __future__ import annotations
@@ -43,8 +44,14 @@ class RecordRepository(Protocol[M, F_contra]):
         """Remove the record; False when there was none."""
         ...
 
-    def list(self, organization_id: str, filters: F_contra, page: PageRequest) -> tuple[list[M], int]:
-        """One page ordered by (created_at, id), and the total matching the filters."""
+    def list(
+        self, organization_id: str, filters: F_contra, page: PageRequest, total: int | None = None
+    ) -> tuple[list[M], int]:
+        """One page ordered by (created_at, id), and the total matching the filters.
+
+        :param total: the total of these filters, already known at the revision this transaction
+            reads (``TotalCache``); a store then runs no count and returns it as the total
+        """
         ...
 
 
@@ -90,13 +97,17 @@ def list_page(
 ) -> Page[M]:
     """One page of the organization's records.
 
+    A table that does not cache pages still reuses totals: the revision is read here, in the
+    caller's read transaction, and a total kept for these filters at that revision spares the
+    count (see ``TotalCache`` for why that total is exact).
+
     :param scope: whatever else makes this list differ between callers (an "assigned to me"
         list passes the caller's person id), so no caller is ever served another's page
     """
     repository = session[records]
     if records.cached:
         return pages.fetch(records.name, repository, organization_id, filters, request, scope)
-    items, total = repository.list(organization_id, filters, request)
+    items, total = pages.totals.list(records.name, repository, organization_id, filters, request)
     return Page.of(items, total, request)
 
 

@@ -77,7 +77,11 @@ class MemoryRecords(_Repo):
     def revision(self, organization_id: str) -> int:
         return self.t.get("revisions", (self.table, organization_id)) or 0
 
-    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[Any], int]:
+    def list(
+        self, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+    ) -> tuple[list[Any], int]:
+        """The page and the total; a ``total`` the caller knows is not needed here (the matches
+        are gathered to sort them anyway) and the one counted is returned, which equals it."""
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
         return _page(mine, filters.matches, page)
 

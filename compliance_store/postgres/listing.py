@@ -6,6 +6,10 @@ each one on the server after a few executions. An unfiltered page (of a partitio
 vendors: filtered by the partition alone) takes its total from the trigger-maintained
 ``list_counts`` row instead of counting an index range. Read sessions run at REPEATABLE READ, so
 a page and its total come from one snapshot.
+
+A caller that already knows the total (``compliance_core.kernel.pagination.TotalCache``: the
+total of this filter set, counted at the revision read in this same snapshot) passes it, and no
+count runs at all: a page is then one SELECT, and a page past the end none.
 """
 
 from __future__ import annotations
@@ -66,8 +70,9 @@ class PagedQuery(Generic[M]):
         return statements
 
     def run(
-        self, cur: psycopg.Cursor[Any], organization_id: str, filters: Any, page: PageRequest
+        self, cur: psycopg.Cursor[Any], organization_id: str, filters: Any, page: PageRequest, total: int | None = None
     ) -> tuple[list[M], int]:
+        """The page and the total; ``total``, when given, is trusted and nothing is counted."""
         params: list[Any] = [organization_id]
         active: list[str] = []
         for name, encode in self._filters:
@@ -77,11 +82,11 @@ class PagedQuery(Generic[M]):
                 params.append(value if encode is None else encode(value))
         key = tuple(active)
         count_sql, page_sql = self._statements.get(key) or self._statements_for(key)
-        if key == self._counted_when:
+        if total is None and key == self._counted_when:
             row = cur.execute(_COUNTER, (self.mapper.table, organization_id, bool(params[1]) if key else False))
             found = row.fetchone()
-            total: int = 0 if found is None else int(found[0])
-        else:
+            total = 0 if found is None else int(found[0])
+        elif total is None:
             total = int(scalar(cur, count_sql, params))
         offset = page.offset
         if offset >= total:

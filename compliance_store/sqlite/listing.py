@@ -5,6 +5,10 @@ built once per combination of filters in use and then reused, so sqlite3's state
 each one prepared. An unfiltered page (of a partitioned table such as vendors: filtered by the
 partition alone) takes its total from the trigger-maintained ``list_counts`` row instead of
 counting an index range.
+
+A caller that already knows the total (``compliance_core.kernel.pagination.TotalCache``: the
+total of this filter set, counted at the revision read in this same read transaction) passes it,
+and no count runs at all: a page is then one SELECT, and a page past the end none.
 """
 
 from __future__ import annotations
@@ -66,8 +70,9 @@ class PagedQuery(Generic[M]):
         return statements
 
     def run(
-        self, conn: sqlite3.Connection, organization_id: str, filters: Any, page: PageRequest
+        self, conn: sqlite3.Connection, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
     ) -> tuple[list[M], int]:
+        """The page and the total; ``total``, when given, is trusted and nothing is counted."""
         params: list[Any] = [organization_id]
         active: list[str] = []
         for name, encode in self._filters:
@@ -77,10 +82,10 @@ class PagedQuery(Generic[M]):
                 params.append(value if encode is None else encode(value))
         key = tuple(active)
         count_sql, page_sql = self._statements.get(key) or self._statements_for(key)
-        if key == self._counted_when:
+        if total is None and key == self._counted_when:
             row = conn.execute(_COUNTER, (self.mapper.table, organization_id, params[1] if key else 0)).fetchone()
-            total: int = 0 if row is None else row[0]
-        else:
+            total = 0 if row is None else int(row[0])
+        elif total is None:
             total = conn.execute(count_sql, params).fetchone()[0]
         offset = page.offset
         if offset >= total:

@@ -63,8 +63,11 @@ class SqliteRecords(Generic[M]):
         row = self._conn.execute(self._get_sql, (organization_id, item_id)).fetchone()
         return None if row is None else self._mapper.from_row(row)
 
-    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[M], int]:
-        return self._pages.run(self._conn, organization_id, filters, page)
+    def list(
+        self, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+    ) -> tuple[list[M], int]:
+        """The page, and ``total`` when the caller knows it (then nothing is counted)."""
+        return self._pages.run(self._conn, organization_id, filters, page, total)
 
     def dump(self) -> Iterator[M]:
         """Every record of every organization, by (organization_id, id), read lazily

@@ -1,0 +1,179 @@
+"""Totals without counting, on every store: a list served through the platform's caches (a kept
+total handed to the store, which then counts nothing) equals the store's uncached answer after any
+writes, and on SQLite the second page of a filter set really runs no COUNT."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import pathlib
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
+from compliance_core.areas.finding_templates import FindingTemplateFilter, NewFindingTemplate
+from compliance_core.areas.vendors import NewVendor, VendorFilter
+from compliance_core.kernel.pagination import PageCache
+from compliance_core.kernel.records import list_page
+from compliance_core.kernel.uow import Store
+
+from . import samples
+from .samples import Table
+from .test_records import TABLES, _strategies
+
+FILTERED = [t for t in TABLES if t.records.filters is not None]
+
+
+@pytest.fixture
+def organization_numbers() -> itertools.count:
+    return itertools.count()
+
+
+@pytest.mark.parametrize("table", FILTERED, ids=lambda t: t.name)
+def test_totals_and_pages_through_the_caches_equal_the_uncached_answers(
+    store: Store, table: Table, organization_numbers: itertools.count
+) -> None:
+    rows, chosen = _strategies(table)
+    # Pages are never kept (budget 0), so every list goes to the store, with a kept total when
+    # one is valid: the property is about totals, and the page cache has its own tests.
+    pages = PageCache(budget=0)
+    step = st.one_of(
+        st.tuples(st.just("add"), rows, st.integers(0, 3), st.integers(0, 1)),
+        st.tuples(st.just("update"), rows, st.integers(0, 50)),
+        st.tuples(st.just("delete"), st.integers(0, 50)),
+        st.tuples(st.just("list"), st.integers(0, 2), st.integers(0, 1), st.integers(1, 4), st.integers(1, 4)),
+    )
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(steps=st.lists(step, max_size=30), wanted=st.lists(chosen, min_size=1, max_size=3))
+    def check(steps: list[tuple[Any, ...]], wanted: list[dict[str, Any]]) -> None:
+        # One database for every example: each example gets two new organizations.
+        number = next(organization_numbers)
+        organizations = (f"org_{number:05d}a", f"org_{number:05d}b")
+        # The drawn filter sets, each one's first term alone and the default list: sets that many
+        # records match, so a stale total would show (the full sets of many terms rarely match).
+        singles = [dict(list(((k, v) for k, v in fields.items() if v is not None))[:1]) for fields in wanted]
+        filter_sets = list(dict.fromkeys(table.records.filters(**fields) for fields in [{}, *singles, *wanted]))
+        live: list[Any] = []
+
+        def compare(organization_id: str, filters: Any, page: int, per_page: int) -> None:
+            request = PageRequest(page=page, per_page=per_page)
+            with store.session(write=False) as session:
+                served = list_page(session, table.records, pages, organization_id, filters, request)
+                items, total = session[table.records].list(organization_id, filters, request)
+            expected = sorted(
+                (r for r in live if r.organization_id == organization_id and filters.matches(r)),
+                key=lambda r: (r.created_at, r.id),
+            )
+            assert served.total == total == len(expected)
+            assert list(served.items) == items == expected[request.offset : request.offset + per_page]
+
+        for organization_id in organizations:  # every filter set gets a kept total first
+            for kept in filter_sets:
+                compare(organization_id, kept, 1, 2)
+        for index, (kind, *args) in enumerate(steps):
+            if kind == "add":
+                fields, minute, which = args
+                record = table.make(
+                    organizations[which],
+                    f"{table.records.prefix}_{index:05d}",
+                    created_at=samples.T0 + dt.timedelta(minutes=minute),
+                    **fields,
+                )
+                with store.session(write=True) as session:
+                    session[table.records].add(record)
+                live.append(record)
+            elif kind == "update" and live:
+                fields, at = args
+                position = at % len(live)
+                record = attrs.evolve(live[position], **fields)
+                with store.session(write=True) as session:
+                    session[table.records].update(record)
+                live[position] = record
+            elif kind == "delete" and live:
+                record = live.pop(args[0] % len(live))
+                with store.session(write=True) as session:
+                    assert session[table.records].delete(record.organization_id, record.id)
+            elif kind == "list":
+                which_filters, which, page, per_page = args
+                # The next page right after: no write between, so its total is a kept one.
+                filters = filter_sets[which_filters % len(filter_sets)]
+                for number in (page, page + 1):
+                    compare(organizations[which], filters, number, per_page)
+        for organization_id in organizations:  # and every filter set once more, at the end
+            for kept in filter_sets:
+                compare(organization_id, kept, 1, 2)
+                compare(organization_id, kept, 2, 2)
+
+    check()
+    assert pages.totals.hits > 0, "no list reused a total: the property proved nothing"
+
+
+# -- SQLite: the COUNT statements really executed ------------------------------------------------
+
+
+def _counts(statements: list[str]) -> list[str]:
+    return [s for s in statements if "count(*)" in s.lower()]
+
+
+def test_the_second_page_of_the_same_filters_runs_no_count_on_sqlite(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance_store.sqlite import SqliteStore
+
+    statements: list[str] = []
+    connect = SqliteStore._connect
+
+    def traced(self: Any, *, read_only: bool = False) -> Any:
+        conn = connect(self, read_only=read_only)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(SqliteStore, "_connect", traced)
+    store = SqliteStore(f"sqlite:///{tmp_path / 'totals.db'}")
+    try:
+        platform = Platform(store, clock=FrozenClock(), ids=SequentialIds())
+        owner = platform.actor(platform.bootstrap("Counted").organization.id)
+        for n in range(12):
+            platform.vendors.create(owner, NewVendor(name=f"V{n}", criticality="critical" if n % 2 else "standard"))
+        critical = VendorFilter(criticality="critical")
+
+        statements.clear()
+        first = platform.vendors.list(owner, critical, PageRequest(page=1, per_page=2))
+        assert len(_counts(statements)) == 1 and first.total == 6
+
+        statements.clear()
+        second = platform.vendors.list(owner, critical, PageRequest(page=2, per_page=2))
+        assert _counts(statements) == [] and second.total == 6
+        assert any("LIMIT" in s for s in statements), "the page query itself still runs"
+        assert [v.id for v in second.items] != [v.id for v in first.items]
+
+        statements.clear()  # another page size, same filters: still no count
+        assert platform.vendors.list(owner, critical, PageRequest(page=1, per_page=5)).total == 6
+        assert _counts(statements) == []
+
+        statements.clear()  # another filter set is counted once
+        standard = VendorFilter(criticality="standard")
+        platform.vendors.list(owner, standard, PageRequest(page=1, per_page=2))
+        platform.vendors.list(owner, standard, PageRequest(page=2, per_page=2))
+        assert len(_counts(statements)) == 1
+
+        platform.vendors.create(owner, NewVendor(name="New", criticality="critical"))
+        statements.clear()  # a write of the organization's vendors: counted again, once
+        assert platform.vendors.list(owner, critical, PageRequest(page=3, per_page=2)).total == 7
+        assert platform.vendors.list(owner, critical, PageRequest(page=4, per_page=2)).total == 7
+        assert len(_counts(statements)) == 1
+
+        # An area whose pages are not cached reuses totals too.
+        platform.finding_templates.create(owner, NewFindingTemplate(category="Access", title="T"))
+        statements.clear()
+        access = FindingTemplateFilter(category="Access")
+        assert platform.finding_templates.list(owner, access, PageRequest(page=1, per_page=1)).total == 1
+        assert platform.finding_templates.list(owner, access, PageRequest(page=2, per_page=1)).total == 1
+        assert len(_counts(statements)) == 1
+    finally:
+        store.close()
