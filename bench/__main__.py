@@ -19,6 +19,7 @@ from .http_bench import HttpSettings, format_http, run_http_bench, vendors_neede
 from .inprocess_bench import format_inprocess, run_inprocess_bench
 from .load import wrk_path
 from .machine import busy_share, describe
+from .scale import format_scale, run_scale_bench
 from .seed import seed
 from .stores_bench import (
     STORES,
@@ -83,6 +84,16 @@ def _parser() -> argparse.ArgumentParser:
         help="server processes of the side-by-side benchmark (default 2)",
     )
     parser.add_argument(
+        "--scale",
+        type=_sizes,
+        default=(),
+        metavar="SIZES",
+        help="also run the lists-at-scale benchmark (issue 8) at these vendor counts, e.g. 10000,100000,1000000: "
+        "random pages and filters, full stack against plain SQL + orjson, on the --stores (off by default: "
+        "about 2 min per size and store, plus seeding)",
+    )
+    parser.add_argument("--skip-scale", action="store_true", help="do not run the lists-at-scale benchmark")
+    parser.add_argument(
         "--profile",
         type=int,
         default=0,
@@ -100,6 +111,16 @@ def _stores(text: str) -> tuple[str, ...]:
     return tuple(name for name in STORES if name in names)
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1000:
+        raise argparse.ArgumentTypeError(f"expected vendor counts of at least 1000, comma-separated, not {text!r}")
+    return tuple(sorted(set(sizes)))
+
+
 def _terminate_on_sigterm() -> None:
     """SIGTERM unwinds like Ctrl-C, so every server started is stopped on the way out."""
 
@@ -111,7 +132,7 @@ def _terminate_on_sigterm() -> None:
 
 def _stores_to_run(args: argparse.Namespace) -> tuple[tuple[str, ...], str | None]:
     """The stores of the side-by-side benchmark, and why it cannot run (None when it can)."""
-    if args.skip_stores:
+    if args.skip_stores and (args.skip_scale or not args.scale):
         return (), None
     stores = args.stores if args.stores is not None else STORES
     if wrk_path() is None:
@@ -192,21 +213,46 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(f"SQLite/PostgreSQL side by side: SKIPPED, {skipped}", flush=True)
         elif stores:
-            settings = StoresSettings(
-                stores=stores,
-                postgres_url=postgres_server_url(args.postgres_url),
-                vendors=args.vendors,
-                workers=args.store_workers,
-                server_threads=args.server_threads,
-                connections=args.connections,
-                threads=args.threads,
-                seconds=args.seconds,
-                warmup=args.warmup,
-            )
+            _run_stores(args, stores, workdir)
+        if not skipped and stores and args.scale and not args.skip_scale:
+            _run_scale(args, stores, workdir)
+        elif not args.skip_scale:
             print()
-            result = run_stores_bench(settings, workdir, log=lambda line: print(line, flush=True))
-            print(format_stores(result), flush=True)
+            print(
+                "Lists at scale: not run (python -m bench --skip-http --skip-inprocess --skip-stores "
+                "--scale 10000,100000,1000000)",
+                flush=True,
+            )
     return 0
+
+
+def _settings(args: argparse.Namespace, stores: tuple[str, ...]) -> StoresSettings:
+    return StoresSettings(
+        stores=stores,
+        postgres_url=postgres_server_url(args.postgres_url),
+        vendors=args.vendors,
+        workers=args.store_workers,
+        server_threads=args.server_threads,
+        connections=args.connections,
+        threads=args.threads,
+        seconds=args.seconds,
+        warmup=args.warmup,
+    )
+
+
+def _run_stores(args: argparse.Namespace, stores: tuple[str, ...], workdir: Path) -> None:
+    if args.skip_stores:
+        return
+    print()
+    result = run_stores_bench(_settings(args, stores), workdir, log=lambda line: print(line, flush=True))
+    print(format_stores(result), flush=True)
+
+
+def _run_scale(args: argparse.Namespace, stores: tuple[str, ...], workdir: Path) -> None:
+    print()
+    settings = _settings(args, stores)
+    rows = run_scale_bench(settings, args.scale, workdir, log=lambda line: print(line, flush=True))
+    print(format_scale(rows, settings), flush=True)
 
 
 if __name__ == "__main__":

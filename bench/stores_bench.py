@@ -178,21 +178,27 @@ def _facets(vendor: Vendor) -> tuple[tuple[str, str], ...]:
     )
 
 
-def filtered_paths(records: Sequence[Vendor], count: int = FILTERED_REQUESTS, *, rng_seed: int = 7) -> tuple[str, ...]:
+def filtered_paths(
+    records: Sequence[Vendor], count: int = FILTERED_REQUESTS, *, rng_seed: int = 7, picks: Sequence[int] | None = None
+) -> tuple[str, ...]:
     """``count`` different list requests with one or two filters each and a random page size of
     10-100; the page asked for is one that holds vendors for those filters. Filter values are
-    drawn from a random vendor's, so common values come up more often, as in real use."""
+    drawn from a random vendor's, so common values come up more often, as in real use. With
+    ``picks``, the register is ``records[i] for i in picks`` (a pool reused, as ``scale_seed``
+    seeds it)."""
     facets = [_facets(vendor) for vendor in records]
+    uses = Counter(picks) if picks is not None else Counter(range(len(records)))
     totals: Counter[tuple[tuple[str, str], ...]] = Counter()
-    for items in facets:
+    for index, used in uses.items():
         for size in (1, 2):
-            totals.update(itertools.combinations(items, size))
+            for combination in itertools.combinations(facets[index], size):
+                totals[combination] += used
     rng = random.Random(rng_seed)
     chosen: dict[str, None] = {}
     attempts = 0
     while len(chosen) < count and attempts < count * 20:
         attempts += 1
-        items = rng.choice(facets)
+        items = rng.choice(facets) if picks is None else facets[rng.choice(picks)]
         picked = tuple(sorted(rng.sample(items, min(len(items), rng.choice((1, 2)))), key=items.index))
         per_page = rng.randint(10, 100)
         page = rng.randint(1, -(-totals[picked] // per_page))
