@@ -7,7 +7,9 @@ Two caches keep list requests cheap, both validated by the organization's revisi
 (a counter the store bumps in the same transaction as every change of those records, and that is
 read in the same read transaction as the page query): ``PageCache`` keeps whole pages, and
 ``TotalCache`` keeps the total of each filter set, so a page the page cache misses still runs no
-COUNT when another page of the same filters was served at the same revision.
+COUNT when another page of the same filters was served at the same revision, and the ``Anchors``
+of each filter set (every 500th row's (created_at, id), collected as deep as pages were asked
+for), so a deep page seeks from the nearest anchor instead of walking OFFSET rows from the start.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -27,6 +29,9 @@ __all__ = [
     "Page",
     "PageCache",
     "TotalCache",
+    "Anchors",
+    "ANCHOR_EVERY",
+    "DEFAULT_ANCHORED",
     "DEFAULT_BUDGET",
     "DEFAULT_TOTALS",
     "DEFAULT_PER_PAGE",
@@ -88,13 +93,75 @@ class _Listable(Protocol[T]):
     def revision(self, organization_id: str) -> int: ...
 
     def list(
-        self, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+        self,
+        organization_id: str,
+        filters: Any,
+        page: PageRequest,
+        total: int | None = None,
+        anchors: Anchors | None = None,
     ) -> tuple[list[T], int]: ...
 
 
 DEFAULT_TOTALS = 8192
 """Filter sets whose totals one Platform keeps (each entry is a key and two integers: a few
 hundred bytes, so about 2-3 MB when full)."""
+
+ANCHOR_EVERY = 500
+"""Rows between two anchors: a deep page skips fewer than this many rows after its seek."""
+
+DEFAULT_ANCHORED = 64
+"""Filter sets whose anchors one Platform keeps. An entry holds ``total / ANCHOR_EVERY + 1``
+pairs: 2,001 for a million rows, roughly 300 KB with their strings, so about 20 MB when every
+entry is a million-row set (and far less in practice: small sets hold a single pair)."""
+
+
+class Anchors:
+    """Seek keys of one filter set at one revision: ``keys[k]`` is the (created_at, id) of the row
+    at offset ``every * k`` in (created_at, id) order, as the store holds them (its own encoding).
+
+    A page at offset ``o`` starts at the nearest anchor at or before it (``seek``): ``WHERE
+    <filters> AND (created_at, id) >= anchor ORDER BY created_at, id LIMIT n OFFSET o - every * k``,
+    a range of the same filter index that skips fewer than ``every`` rows. Since (created_at, id)
+    is unique and is the page order, the rows from the anchor on are exactly the rows from offset
+    ``every * k`` on, so the page equals the plain OFFSET one.
+
+    How they are collected (measured on SQLite 3.40, 100k matches of 200k rows, covering index:
+    COUNT 4.5 ms; one window-function scan numbering the matches 185-210 ms; the same key scan
+    read in Python 55 ms; hopping from anchor to anchor 8.5 ms): no single scan can replace the
+    COUNT at its cost, so the total is still counted (or read from the maintained counter), and
+    the keys are collected lazily, only as deep as a page asks, by hops (``LIMIT 1 OFFSET every``
+    from the last key, each walking ``every`` index entries). The first page at offset ``o`` thus
+    walks about the ``o`` entries its OFFSET would have walked (plus ``o / every`` statements),
+    and every later page of the filter set at that revision walks fewer than ``every``. A first
+    request (offset below ``every``) runs exactly what it ran before: no scan at all.
+
+    ``keys`` is a tuple and is never changed in place: a store that collects more assigns a longer
+    one, so the cache can hand the kept tuple to many threads at once, each in its own
+    ``Anchors``. Keys are valid only at the revision they were collected at (``TotalCache`` keeps
+    them with it). A store that does not page in SQL (memory) ignores them.
+    """
+
+    __slots__ = ("every", "keys")
+
+    def __init__(self, every: int = ANCHOR_EVERY, keys: Sequence[tuple[Any, Any]] = ()) -> None:
+        if every < 1:
+            raise ValueError("every must be at least 1")
+        self.every = every
+        self.keys: tuple[tuple[Any, Any], ...] = tuple(keys)
+
+    def wanted(self, offset: int) -> int:
+        """How many keys a page at ``offset`` would seek with: 0 when it starts before the second
+        anchor (a plain OFFSET page then skips fewer than ``every`` rows anyway)."""
+        index = offset // self.every
+        return 0 if index < 1 else index + 1
+
+    def seek(self, offset: int) -> tuple[tuple[Any, Any] | None, int]:
+        """The nearest collected anchor at or before ``offset`` and the offset left from it;
+        (None, ``offset``) when there is none past the first row."""
+        index = min(offset // self.every, len(self.keys) - 1)
+        if index < 1:
+            return None, offset
+        return self.keys[index], offset - index * self.every
 
 
 class TotalCache:
@@ -117,19 +184,32 @@ class TotalCache:
     Unfiltered lists need no entry to be cheap (the stores read their totals from maintained
     counters) but go through here too, which saves that single-row read as well.
 
+    Beside each total it keeps the filter set's ``Anchors`` keys at the same revision (collected by
+    the store as deep as pages were asked for), handed to the store with the total,
+    so a deep page seeks instead of walking OFFSET. The same reasoning makes them exact: keys
+    collected in a snapshot at revision R are the keys of every snapshot at R.
+
     Real traffic has far fewer distinct filter sets than URLs (pages and page sizes vary, the
-    filters combined do not), so a small bound covers it: at most ``entries`` keys, least
-    recently used first out. One per Platform (inside its ``PageCache``), shared by the areas
+    filters combined do not), so a small bound covers it: at most ``entries`` totals and at most
+    ``anchored`` anchor sets (see ``DEFAULT_ANCHORED``), each least recently used first out;
+    ``anchor_every`` is the rows between anchors (0: no anchors, plain OFFSET). One per Platform (inside its ``PageCache``), shared by the areas
     and safe to use from many threads: a lock guards the map, and the queries run outside it.
     """
 
-    def __init__(self, entries: int = DEFAULT_TOTALS) -> None:
-        if entries < 0:
-            raise ValueError("entries must be at least 0")
+    def __init__(
+        self, entries: int = DEFAULT_TOTALS, anchored: int = DEFAULT_ANCHORED, anchor_every: int = ANCHOR_EVERY
+    ) -> None:
+        if entries < 0 or anchored < 0 or anchor_every < 0:
+            raise ValueError("entries, anchored and anchor_every must be at least 0")
         self.entries = entries
+        self.anchored = anchored
+        self.anchor_every = anchor_every
         self.hits = 0
         """Lists served a kept total (they ran no count): for tests and diagnostics."""
+        self.anchor_hits = 0
+        """Lists handed kept anchors: for tests and diagnostics."""
         self._totals: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()
+        self._anchors: OrderedDict[Hashable, tuple[int, tuple[tuple[Any, Any], ...]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -144,6 +224,32 @@ class TotalCache:
             self._totals.move_to_end(key)
             self.hits += 1
             return entry[1]
+
+    def anchors(self, key: Hashable, revision: int) -> Anchors | None:
+        """New ``Anchors`` holding the keys kept for ``key`` at ``revision`` (none when there are
+        none) for the store to use and extend; None when anchors are off. The kept keys tuple is
+        never changed, so threads share it."""
+        if self.anchor_every == 0 or self.anchored == 0:
+            return None
+        with self._lock:
+            entry = self._anchors.get(key)
+            if entry is not None and entry[0] == revision:
+                self._anchors.move_to_end(key)
+                self.anchor_hits += 1
+                return Anchors(self.anchor_every, entry[1])
+        return Anchors(self.anchor_every)
+
+    def put_anchors(self, key: Hashable, revision: int, keys: tuple[tuple[Any, Any], ...]) -> None:
+        """Keep ``keys`` as collected at ``revision`` (replacing what ``key`` held, unless that
+        is a longer tuple of the same revision, which another thread collected meanwhile)."""
+        with self._lock:
+            old = self._anchors.get(key)
+            if old is not None and old[0] == revision and len(old[1]) >= len(keys):
+                return
+            self._anchors[key] = (revision, keys)
+            self._anchors.move_to_end(key)
+            while len(self._anchors) > self.anchored:
+                self._anchors.popitem(last=False)
 
     def put(self, key: Hashable, revision: int, total: int) -> None:
         """Keep ``total`` as counted at ``revision`` (replacing what ``key`` held)."""
@@ -164,7 +270,8 @@ class TotalCache:
         request: PageRequest,
         revision: int | None = None,
     ) -> tuple[list[T], int]:
-        """The repository's page and total, handing it the kept total when there is one.
+        """The repository's page and total, handing it the kept total and anchors when there
+        are some, and keeping what it counted and collected.
 
         :param revision: the organization's revision of the area, read in the same read
             transaction as this list is (None: read it here, through ``repository``)
@@ -173,9 +280,13 @@ class TotalCache:
             revision = repository.revision(organization_id)
         key = (area, organization_id, filters)
         known = self.get(key, revision)
-        items, total = repository.list(organization_id, filters, request, known)
+        anchors = self.anchors(key, revision)
+        kept = None if anchors is None else anchors.keys
+        items, total = repository.list(organization_id, filters, request, known, anchors)
         if known is None:
             self.put(key, revision, total)
+        if anchors is not None and anchors.keys is not kept:
+            self.put_anchors(key, revision, anchors.keys)
         return items, total
 
 

@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 
 from .errors import NotFound
-from .pagination import Page, PageCache, PageRequest
+from .pagination import Anchors, Page, PageCache, PageRequest
 from .registry import Repo, Session
 
 __all__ = ["Records", "RecordRepository", "fetch", "list_page", "changed"]
@@ -45,12 +45,20 @@ class RecordRepository(Protocol[M, F_contra]):
         ...
 
     def list(
-        self, organization_id: str, filters: F_contra, page: PageRequest, total: int | None = None
+        self,
+        organization_id: str,
+        filters: F_contra,
+        page: PageRequest,
+        total: int | None = None,
+        anchors: Anchors | None = None,
     ) -> tuple[list[M], int]:
         """One page ordered by (created_at, id), and the total matching the filters.
 
         :param total: the total of these filters, already known at the revision this transaction
             reads (``TotalCache``); a store then runs no count and returns it as the total
+        :param anchors: the seek keys of these filters at that revision (``Anchors``): a store
+            that pages in SQL seeks from the nearest one and, when they are not collected yet,
+            collects them by the scan that counts; a store may ignore them (memory)
         """
         ...
 

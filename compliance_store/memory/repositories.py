@@ -15,7 +15,7 @@ from compliance_core.areas.people import Person
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.idempotency import IdempotencyRecord
-from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.pagination import Anchors, PageRequest
 from compliance_core.kernel.permissions import Role
 from compliance_core.kernel.ratelimit import Bucket
 
@@ -78,10 +78,16 @@ class MemoryRecords(_Repo):
         return self.t.get("revisions", (self.table, organization_id)) or 0
 
     def list(
-        self, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+        self,
+        organization_id: str,
+        filters: Any,
+        page: PageRequest,
+        total: int | None = None,
+        anchors: Anchors | None = None,
     ) -> tuple[list[Any], int]:
         """The page and the total; a ``total`` the caller knows is not needed here (the matches
-        are gathered to sort them anyway) and the one counted is returned, which equals it."""
+        are gathered to sort them anyway) and the one counted is returned, which equals it;
+        ``anchors`` are accepted and ignored (nothing here walks an OFFSET)."""
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
         return _page(mine, filters.matches, page)
 

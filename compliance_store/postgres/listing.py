@@ -10,6 +10,14 @@ a page and its total come from one snapshot.
 A caller that already knows the total (``compliance_core.kernel.pagination.TotalCache``: the
 total of this filter set, counted at the revision read in this same snapshot) passes it, and no
 count runs at all: a page is then one SELECT, and a page past the end none.
+
+No OFFSET walk: with ``Anchors`` (every 500th row's (created_at, id), kept by the same cache at
+the same revision; see there why they are collected by hops rather than by one scan replacing
+the count), a page at offset ``o >= every`` seeks: ``AND (created_at, id) >= (anchor) ... LIMIT n
+OFFSET o - every * k``, a range of the same filter index (which ends in ``created_at, id``), so
+fewer than ``every`` rows are skipped. Missing anchors up to the page are collected first, each
+by ``LIMIT 1 OFFSET every`` from the last one over the covering index (only the key columns).
+The count, and every page below ``every``, run exactly as without anchors.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 import psycopg
 
-from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.pagination import Anchors, PageRequest
 
 from .codec import Mapper, quote, scalar
 
@@ -53,26 +61,41 @@ class PagedQuery(Generic[M]):
         self.mapper = mapper
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
-        self._statements: dict[tuple[str, ...], tuple[str, str]] = {}
+        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
         self._counted_when: tuple[str, ...] | None = None
         if counted and partition is None:
             self._counted_when = ()
         elif counted and partition is not None and partition in names:
             self._counted_when = (partition,)
 
-    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str]:
+    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str]:
         where = " AND ".join(["organization_id = %s", *(f"{quote(name)} = %s" for name in active)])
         statements = (
             f"SELECT count(*) FROM {self.mapper.table} WHERE {where}",
             f"{self.mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT %s OFFSET %s",
+            f"SELECT created_at, id FROM {self.mapper.table} WHERE {where} ORDER BY created_at, id LIMIT 1",
+            f"SELECT created_at, id FROM {self.mapper.table} WHERE {where} AND (created_at, id) >= (%s, %s)"
+            f" ORDER BY created_at, id LIMIT 1 OFFSET %s",
+            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) >= (%s, %s)"
+            f" ORDER BY created_at, id LIMIT %s OFFSET %s",
         )
         self._statements[active] = statements
         return statements
 
     def run(
-        self, cur: psycopg.Cursor[Any], organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+        self,
+        cur: psycopg.Cursor[Any],
+        organization_id: str,
+        filters: Any,
+        page: PageRequest,
+        total: int | None = None,
+        anchors: Anchors | None = None,
     ) -> tuple[list[M], int]:
-        """The page and the total; ``total``, when given, is trusted and nothing is counted."""
+        """The page and the total; ``total``, when given, is trusted and nothing is counted.
+
+        :param anchors: the filter set's seek keys at this revision (see the module): a deep
+            page seeks from them, after collecting the missing ones up to it
+        """
         params: list[Any] = [organization_id]
         active: list[str] = []
         for name, encode in self._filters:
@@ -81,7 +104,7 @@ class PagedQuery(Generic[M]):
                 active.append(name)
                 params.append(value if encode is None else encode(value))
         key = tuple(active)
-        count_sql, page_sql = self._statements.get(key) or self._statements_for(key)
+        count_sql, page_sql, first_sql, hop_sql, seek_sql = self._statements.get(key) or self._statements_for(key)
         if total is None and key == self._counted_when:
             row = cur.execute(_COUNTER, (self.mapper.table, organization_id, bool(params[1]) if key else False))
             found = row.fetchone()
@@ -91,6 +114,32 @@ class PagedQuery(Generic[M]):
         offset = page.offset
         if offset >= total:
             return [], total
+        if anchors is not None:
+            if len(anchors.keys) < anchors.wanted(offset):
+                self._collect(cur, first_sql, hop_sql, params, anchors, anchors.wanted(offset))
+            anchor, rest = anchors.seek(offset)
+            if anchor is not None:
+                params.extend((*anchor, page.per_page, rest))
+                return self.mapper.from_rows(cur.execute(seek_sql, params).fetchall()), total
         params.append(page.per_page)
         params.append(offset)
         return self.mapper.from_rows(cur.execute(page_sql, params).fetchall()), total
+
+    @staticmethod
+    def _collect(
+        cur: psycopg.Cursor[Any], first_sql: str, hop_sql: str, params: list[Any], anchors: Anchors, wanted: int
+    ) -> None:
+        """Extend ``anchors`` to ``wanted`` keys (fewer at the end of the set), hopping ``every``
+        rows at a time from the last key; assigns a new tuple (the kept one is shared)."""
+        keys = list(anchors.keys)
+        if not keys:
+            row = cur.execute(first_sql, params).fetchone()
+            if row is None:
+                return
+            keys.append((row[0], row[1]))
+        while len(keys) < wanted:
+            row = cur.execute(hop_sql, [*params, *keys[-1], anchors.every]).fetchone()
+            if row is None:
+                break
+            keys.append((row[0], row[1]))
+        anchors.keys = tuple(keys)

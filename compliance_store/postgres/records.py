@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import cattrs
 import psycopg
 
-from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.pagination import Anchors, PageRequest
 
 from .codec import Mapper, stream
 from .listing import PagedQuery, read_revision
@@ -64,10 +64,15 @@ class PostgresRecords(Generic[M]):
         return None if row is None else self._mapper.from_row(row)
 
     def list(
-        self, organization_id: str, filters: Any, page: PageRequest, total: int | None = None
+        self,
+        organization_id: str,
+        filters: Any,
+        page: PageRequest,
+        total: int | None = None,
+        anchors: Anchors | None = None,
     ) -> tuple[list[M], int]:
         """The page, and ``total`` when the caller knows it (then nothing is counted)."""
-        return self._pages.run(self._cur, organization_id, filters, page, total)
+        return self._pages.run(self._cur, organization_id, filters, page, total, anchors)
 
     def dump(self) -> Iterator[M]:
         """Every record of every organization, by (organization_id, id), read in batches

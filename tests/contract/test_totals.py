@@ -4,9 +4,11 @@ writes, and on SQLite the second page of a filter set really runs no COUNT."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import itertools
 import pathlib
+import sqlite3
 from typing import Any
 
 import attrs
@@ -17,9 +19,10 @@ from hypothesis import strategies as st
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
 from compliance_core.areas.finding_templates import FindingTemplateFilter, NewFindingTemplate
 from compliance_core.areas.vendors import NewVendor, VendorFilter
-from compliance_core.kernel.pagination import PageCache
+from compliance_core.kernel.pagination import DEFAULT_ANCHORED, DEFAULT_TOTALS, PageCache, TotalCache
 from compliance_core.kernel.records import list_page
 from compliance_core.kernel.uow import Store
+from compliance_store.memory import MemoryStore
 
 from . import samples
 from .samples import Table
@@ -175,5 +178,123 @@ def test_the_second_page_of_the_same_filters_runs_no_count_on_sqlite(
         assert platform.finding_templates.list(owner, access, PageRequest(page=1, per_page=1)).total == 1
         assert platform.finding_templates.list(owner, access, PageRequest(page=2, per_page=1)).total == 1
         assert len(_counts(statements)) == 1
+    finally:
+        store.close()
+
+
+# -- Anchors: a deep page seeks from the nearest anchor, and equals the plain OFFSET page ----------
+
+
+@pytest.mark.parametrize("table", FILTERED, ids=lambda t: t.name)
+def test_pages_through_the_anchors_equal_the_plain_offset_pages(
+    store: Store, table: Table, organization_numbers: itertools.count
+) -> None:
+    rows, chosen = _strategies(table)
+    # Anchors every 3 rows, so small sets have many of them; pages are never kept (budget 0).
+    pages = PageCache(budget=0, totals=TotalCache(anchor_every=3))
+    step = st.one_of(
+        st.tuples(st.just("add"), rows, st.integers(0, 3)),
+        st.tuples(st.just("update"), rows, st.integers(0, 50)),
+        st.tuples(st.just("delete"), st.integers(0, 50)),
+        st.tuples(st.just("list"), st.integers(0, 2), st.integers(1, 8), st.integers(1, 4)),
+    )
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        seed=st.lists(rows, min_size=7, max_size=7),
+        steps=st.lists(step, max_size=30),
+        wanted=st.lists(chosen, min_size=1, max_size=2),
+    )
+    def check(seed: list[dict[str, Any]], steps: list[tuple[Any, ...]], wanted: list[dict[str, Any]]) -> None:
+        organization_id = f"org_{next(organization_numbers):05d}s"
+        singles = [dict(list(((k, v) for k, v in fields.items() if v is not None))[:1]) for fields in wanted]
+        filter_sets = list(dict.fromkeys(table.records.filters(**fields) for fields in [{}, *singles, *wanted]))
+        live: list[Any] = []
+
+        def compare(filters: Any, page: int, per_page: int) -> None:
+            request = PageRequest(page=page, per_page=per_page)
+            with store.session(write=False) as session:
+                served = list_page(session, table.records, pages, organization_id, filters, request)
+                items, total = session[table.records].list(organization_id, filters, request)
+            assert (list(served.items), served.total) == (items, total)
+
+        # Seven records first, so the default list always reaches past two anchors.
+        for index, (kind, *args) in enumerate([*(("add", fields, 0) for fields in seed), *steps]):
+            if kind == "add":
+                fields, minute = args
+                record = table.make(
+                    organization_id,
+                    f"{table.records.prefix}_{index:05d}",
+                    created_at=samples.T0 + dt.timedelta(minutes=minute),
+                    **fields,
+                )
+                with store.session(write=True) as session:
+                    session[table.records].add(record)
+                live.append(record)
+            elif kind == "update" and live:
+                fields, at = args
+                position = at % len(live)
+                live[position] = attrs.evolve(live[position], **fields)
+                with store.session(write=True) as session:
+                    session[table.records].update(live[position])
+            elif kind == "delete" and live:
+                record = live.pop(args[0] % len(live))
+                with store.session(write=True) as session:
+                    assert session[table.records].delete(record.organization_id, record.id)
+            elif kind == "list":
+                which, page, per_page = args
+                filters = filter_sets[which % len(filter_sets)]
+                for number in (page, page + 1, 1, page + 2):  # deeper, then back: kept anchors
+                    compare(filters, number, per_page)
+        for filters in filter_sets:
+            for number in range(1, len(live) + 2):
+                compare(filters, number, 1)
+
+    check()
+    if not isinstance(store, MemoryStore):  # which accepts anchors and ignores them
+        assert pages.totals.anchor_hits > 0, "no list reused anchors: the property proved nothing"
+
+
+def test_a_deep_page_seeks_from_an_anchor_on_sqlite(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compliance_store.sqlite import SqliteStore
+
+    statements: list[str] = []
+    connect = SqliteStore._connect
+
+    def traced(self: Any, *, read_only: bool = False) -> Any:
+        conn = connect(self, read_only=read_only)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(SqliteStore, "_connect", traced)
+    # Anchors every 4 rows in the platform's TotalCache (its other defaults unchanged).
+    monkeypatch.setattr(TotalCache.__init__, "__defaults__", (DEFAULT_TOTALS, DEFAULT_ANCHORED, 4))
+    store = SqliteStore(f"sqlite:///{tmp_path / 'anchors.db'}")
+    try:
+        platform = Platform(store, clock=FrozenClock(), ids=SequentialIds())
+        owner = platform.actor(platform.bootstrap("Anchored").organization.id)
+        for n in range(20):
+            platform.vendors.create(owner, NewVendor(name=f"V{n}", criticality="critical" if n % 2 else "standard"))
+        critical = VendorFilter(criticality="critical")
+        every = [v.id for v in platform.vendors.list(owner, critical, PageRequest(page=1, per_page=10)).items]
+
+        statements.clear()
+        deep = platform.vendors.list(owner, critical, PageRequest(page=4, per_page=2))  # offset 6
+        assert [v.id for v in deep.items] == every[6:8] and deep.total == 10
+        hops = [s for s in statements if "LIMIT 1 OFFSET 4" in s]
+        seeks = [s for s in statements if "(created_at, id) >=" in s and "LIMIT 2 OFFSET 2" in s]
+        assert len(hops) == 1 and len(seeks) == 1, statements
+        assert not [s for s in statements if "LIMIT 2 OFFSET 6" in s], "no plain OFFSET walk"
+
+        statements.clear()  # the anchor is kept: the next deep page only seeks
+        deeper = platform.vendors.list(owner, critical, PageRequest(page=5, per_page=1))  # offset 4
+        assert [v.id for v in deeper.items] == every[4:5]
+        assert not [s for s in statements if "LIMIT 1 OFFSET 4" in s]
+        assert [s for s in statements if "(created_at, id) >=" in s and "LIMIT 1 OFFSET 0" in s]
+
+        seek = next(s for s in statements if "(created_at, id) >=" in s)
+        with contextlib.closing(sqlite3.connect(tmp_path / "anchors.db")) as conn:  # the filter index serves it
+            plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {seek}"))
+        assert "vendors_by_criticality" in plan and "(created_at,id)>" in plan, plan
     finally:
         store.close()

@@ -61,7 +61,7 @@ class FakeRecords:
     def revision(self, organization_id: str) -> int:
         return 0
 
-    def list(self, organization_id, filters, page, total=None):
+    def list(self, organization_id, filters, page, total=None, anchors=None):
         self.calls += 1
         if page.page in self.full:
             return [f"{n:04d}" + "x" * 1020 for n in range(page.per_page)], 1000
