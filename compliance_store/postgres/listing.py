@@ -1,145 +1,17 @@
-"""Filtered, ordered pages pushed down into SQL.
-
-A filter object's non-None fields become ``AND column = %s`` terms. The SELECT and COUNT text is
-built once per combination of filters in use and then reused word for word, so psycopg prepares
-each one on the server after a few executions. An unfiltered page (of a partitioned table such as
-vendors: filtered by the partition alone) takes its total from the trigger-maintained
-``list_counts`` row instead of counting an index range. Read sessions run at REPEATABLE READ, so
-a page and its total come from one snapshot.
-
-A caller that already knows the total (``compliance_core.kernel.pagination.TotalCache``: the
-total of this filter set, counted at the revision read in this same snapshot) passes it, and no
-count runs at all: a page is then one SELECT, and a page past the end none.
-
-No OFFSET walk: with ``Anchors`` (every 500th row's (created_at, id), kept by the same cache at
-the same revision; see there why they are collected by hops rather than by one scan replacing
-the count), a page at offset ``o >= every`` seeks: ``AND (created_at, id) >= (anchor) ... LIMIT n
-OFFSET o - every * k``, a range of the same filter index (which ends in ``created_at, id``), so
-fewer than ``every`` rows are skipped. Missing anchors up to the page are collected first, each
-by ``LIMIT 1 OFFSET every`` from the last one over the covering index (only the key columns).
-The count, and every page below ``every``, run exactly as without anchors.
-"""
+"""PostgreSQL's page queries: the shared ``compliance_store.listing.PagedQuery`` with PostgreSQL's
+name for the counter's partition column (``list_counts.partition_value``). Read sessions run at
+REPEATABLE READ, so a page and its total come from one snapshot."""
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import ClassVar, TypeVar
 
-import attrs
-import psycopg
+from .. import listing
 
-from compliance_core.kernel.pagination import Anchors, PageRequest
-
-from .codec import Mapper, quote, scalar
-
-__all__ = ["PagedQuery", "read_revision"]
+__all__ = ["PagedQuery"]
 
 M = TypeVar("M")
-_COUNTER = "SELECT total FROM list_counts WHERE table_name = %s AND organization_id = %s AND partition_value = %s"
-_REVISION = "SELECT revision FROM list_revisions WHERE table_name = %s AND organization_id = %s"
 
 
-def read_revision(cur: psycopg.Cursor[Any], table: str, organization_id: str) -> int:
-    """The trigger-kept change counter of ``table`` within the organization (0 before any change)."""
-    row = cur.execute(_REVISION, (table, organization_id)).fetchone()
-    return 0 if row is None else int(row[0])
-
-
-class PagedQuery(Generic[M]):
-    """Pages of one table within an organization, ordered by (created_at, id).
-
-    :param mapper: the table's mapper
-    :param filter_type: an attrs class whose fields name columns (None: no filters)
-    :param counted: whether ``list_counts`` keeps this table's totals (the migration helper's
-        triggers do for every ``Records`` table), keyed by organization and partition value
-    :param partition: the boolean column counted separately (``archived``); the counter then
-        answers the lists filtered by it alone, which is every unfiltered list when it is a filter
-    """
-
-    def __init__(
-        self, mapper: Mapper[M], filter_type: type | None = None, *, counted: bool = False, partition: str | None = None
-    ) -> None:
-        self.mapper = mapper
-        names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
-        self._filters = [(name, mapper.codecs[name][0]) for name in names]
-        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
-        self._counted_when: tuple[str, ...] | None = None
-        if counted and partition is None:
-            self._counted_when = ()
-        elif counted and partition is not None and partition in names:
-            self._counted_when = (partition,)
-
-    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str]:
-        where = " AND ".join(["organization_id = %s", *(f"{quote(name)} = %s" for name in active)])
-        statements = (
-            f"SELECT count(*) FROM {self.mapper.table} WHERE {where}",
-            f"{self.mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT %s OFFSET %s",
-            f"SELECT created_at, id FROM {self.mapper.table} WHERE {where} ORDER BY created_at, id LIMIT 1",
-            f"SELECT created_at, id FROM {self.mapper.table} WHERE {where} AND (created_at, id) >= (%s, %s)"
-            f" ORDER BY created_at, id LIMIT 1 OFFSET %s",
-            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) >= (%s, %s)"
-            f" ORDER BY created_at, id LIMIT %s OFFSET %s",
-        )
-        self._statements[active] = statements
-        return statements
-
-    def run(
-        self,
-        cur: psycopg.Cursor[Any],
-        organization_id: str,
-        filters: Any,
-        page: PageRequest,
-        total: int | None = None,
-        anchors: Anchors | None = None,
-    ) -> tuple[list[M], int]:
-        """The page and the total; ``total``, when given, is trusted and nothing is counted.
-
-        :param anchors: the filter set's seek keys at this revision (see the module): a deep
-            page seeks from them, after collecting the missing ones up to it
-        """
-        params: list[Any] = [organization_id]
-        active: list[str] = []
-        for name, encode in self._filters:
-            value = getattr(filters, name)
-            if value is not None:
-                active.append(name)
-                params.append(value if encode is None else encode(value))
-        key = tuple(active)
-        count_sql, page_sql, first_sql, hop_sql, seek_sql = self._statements.get(key) or self._statements_for(key)
-        if total is None and key == self._counted_when:
-            row = cur.execute(_COUNTER, (self.mapper.table, organization_id, bool(params[1]) if key else False))
-            found = row.fetchone()
-            total = 0 if found is None else int(found[0])
-        elif total is None:
-            total = int(scalar(cur, count_sql, params))
-        offset = page.offset
-        if offset >= total:
-            return [], total
-        if anchors is not None:
-            if len(anchors.keys) < anchors.wanted(offset):
-                self._collect(cur, first_sql, hop_sql, params, anchors, anchors.wanted(offset))
-            anchor, rest = anchors.seek(offset)
-            if anchor is not None:
-                params.extend((*anchor, page.per_page, rest))
-                return self.mapper.from_rows(cur.execute(seek_sql, params).fetchall()), total
-        params.append(page.per_page)
-        params.append(offset)
-        return self.mapper.from_rows(cur.execute(page_sql, params).fetchall()), total
-
-    @staticmethod
-    def _collect(
-        cur: psycopg.Cursor[Any], first_sql: str, hop_sql: str, params: list[Any], anchors: Anchors, wanted: int
-    ) -> None:
-        """Extend ``anchors`` to ``wanted`` keys (fewer at the end of the set), hopping ``every``
-        rows at a time from the last key; assigns a new tuple (the kept one is shared)."""
-        keys = list(anchors.keys)
-        if not keys:
-            row = cur.execute(first_sql, params).fetchone()
-            if row is None:
-                return
-            keys.append((row[0], row[1]))
-        while len(keys) < wanted:
-            row = cur.execute(hop_sql, [*params, *keys[-1], anchors.every]).fetchone()
-            if row is None:
-                break
-            keys.append((row[0], row[1]))
-        anchors.keys = tuple(keys)
+class PagedQuery(listing.PagedQuery[M]):
+    COUNTER_COLUMN: ClassVar[str] = "partition_value"
