@@ -62,6 +62,10 @@ class Platform:
     :param store: a storage adapter (see ``open_store``)
     :param clock: where time comes from (default: the system clock)
     :param ids: where identifiers come from (default: random, time-ordered)
+    :param page_cache_bytes: the byte budget of the list caches (``PageCache``)
+    :param page_cache: list caches configured otherwise (``PageCache(budget=0,
+        totals=TotalCache(entries=0, anchor_keys=0))`` runs every list as a COUNT and an OFFSET
+        query, as lists ran before those caches existed)
 
     >>> platform = Platform.open("memory://")
     >>> boot = platform.bootstrap("Acme")
@@ -77,6 +81,7 @@ class Platform:
         ids: IdGenerator | None = None,
         areas: Sequence[Area[Any]] = AREAS,
         page_cache_bytes: int = DEFAULT_BUDGET,
+        page_cache: PageCache | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -86,7 +91,8 @@ class Platform:
         self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids, renderer=self.renderer)
         self.access = AccessService(self.uow)
         self.areas: tuple[Area[Any], ...] = tuple(areas)
-        context = Context(uow=self.uow, pages=PageCache(page_cache_bytes), flush_admission=self.access.flush)
+        pages = page_cache if page_cache is not None else PageCache(page_cache_bytes)
+        context = Context(uow=self.uow, pages=pages, flush_admission=self.access.flush)
         self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
         self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}
         self.started_at = self.clock.now()
