@@ -66,6 +66,8 @@ class Platform:
     :param page_cache: list caches configured otherwise (``PageCache(budget=0,
         totals=TotalCache(entries=0, anchor_keys=0))`` runs every list as a COUNT and an OFFSET
         query, as lists ran before those caches existed)
+    :param render_rows: transports render list pages straight from the store's rows (False:
+        through the models, as before; the answers are the same bytes)
 
     >>> platform = Platform.open("memory://")
     >>> boot = platform.bootstrap("Acme")
@@ -82,12 +84,13 @@ class Platform:
         areas: Sequence[Area[Any]] = AREAS,
         page_cache_bytes: int = DEFAULT_BUDGET,
         page_cache: PageCache | None = None,
+        render_rows: bool = True,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.ids: IdGenerator = ids or RandomIds()
         self.signals = Signals()
-        self.renderer = Renderer(self.clock)
+        self.renderer = Renderer(self.clock, from_rows=render_rows)
         self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids, renderer=self.renderer)
         self.access = AccessService(self.uow)
         self.areas: tuple[Area[Any], ...] = tuple(areas)

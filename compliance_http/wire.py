@@ -30,7 +30,15 @@ from compliance_core.areas.api_keys import ApiKey, IssuedKey
 from compliance_core.areas.organizations import Organization, Plan
 from compliance_core.kernel.clock import SystemClock, utc
 from compliance_core.kernel.errors import ValidationError
-from compliance_core.kernel.pagination import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE, Page, PageRequest, Position
+from compliance_core.kernel.pagination import (
+    DEFAULT_PER_PAGE,
+    MAX_PAGE,
+    MAX_PER_PAGE,
+    Page,
+    PageRequest,
+    Position,
+    RowItems,
+)
 from compliance_core.kernel.permissions import Actor
 from compliance_core.kernel.rendering import Renderer, json_value, model_in, wire_name
 from compliance_core.kernel.validation import UNSET
@@ -285,17 +293,35 @@ class Wire:
         core's cache is sent as rendered the first time, unless its items show the time of the
         answer (an API key's status).
         """
-        if not page.items:
+        items = page.items
+        if not items:
             return self._envelope(page, [], actor)
-        model = type(page.items[0])
-        render = self._renderer.function(model)
+        model = items.source.model if isinstance(items, RowItems) else type(items[0])
         if self._renderer.clocked(model):
-            return self._envelope(page, [render(item) for item in page.items], actor)
+            return self._envelope(page, self._data(items, model), actor)
         body = self._rendered.get(page, actor.auth_type)
         if body is None:
-            body = self._envelope(page, [render(item) for item in page.items], actor)
+            body = self._envelope(page, self._data(items, model), actor)
             self._rendered.put(page, actor.auth_type, body)
         return body
+
+    def _data(self, items: Sequence[Any], model: type) -> list[Any]:
+        """The items' wire objects: from the store's rows when it kept them and the renderer
+        allows (no models built), else from the models; a row the fast path cannot render goes
+        through its model."""
+        renderer = self._renderer
+        if isinstance(items, RowItems) and renderer.from_rows:
+            from_row = renderer.row_function(items.source)
+            if from_row is not None:
+                data = []
+                for index, row in enumerate(items.rows):
+                    try:
+                        data.append(from_row(row))
+                    except (KeyError, TypeError, ValueError):
+                        data.append(renderer.function(model)(items[index]))
+                return data
+        render = renderer.function(model)
+        return [render(item) for item in items]
 
     @staticmethod
     def _envelope(page: Page[Any], data: list[Any], actor: Actor) -> bytes:

@@ -27,6 +27,7 @@ the depth.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 import attrs
@@ -119,7 +120,7 @@ class PagedQuery(Generic[M]):
         page: PageRequest,
         total: int | None = None,
         anchors: Anchors | None = None,
-    ) -> tuple[list[M], int]:
+    ) -> tuple[Sequence[M], int]:
         """The page and the total; ``total``, when given, is trusted and nothing is counted.
 
         :param anchors: the filter set's seek keys at this revision (see the module): a deep
@@ -147,9 +148,9 @@ class PagedQuery(Generic[M]):
             if page.after is not None:
                 after = page.after
                 params.extend((self._encode_created_at(after.created_at), after.id, page.per_page))
-                return self.mapper.from_rows(db.execute(after_sql, params)), total
+                return self.mapper.page(db.execute(after_sql, params)), total
             params.extend((page.per_page, 0))
-            return self.mapper.from_rows(db.execute(page_sql, params)), total
+            return self.mapper.page(db.execute(page_sql, params)), total
         offset = page.offset
         if offset >= total:
             return [], total
@@ -159,10 +160,10 @@ class PagedQuery(Generic[M]):
             anchor, rest = anchors.seek(offset)
             if anchor is not None:
                 params.extend((*anchor, page.per_page, rest))
-                return self.mapper.from_rows(db.execute(seek_sql, params)), total
+                return self.mapper.page(db.execute(seek_sql, params)), total
         params.append(page.per_page)
         params.append(offset)
-        return self.mapper.from_rows(db.execute(page_sql, params)), total
+        return self.mapper.page(db.execute(page_sql, params)), total
 
     @staticmethod
     def _collect(db: Any, first_sql: str, hop_sql: str, params: list[Any], anchors: Anchors, wanted: int) -> None:

@@ -10,7 +10,7 @@ import builtins
 import datetime as dt
 import hashlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 
 import attrs
@@ -129,7 +129,7 @@ class ApiKeyRepository(Protocol):
 
     def update(self, key: ApiKey) -> None: ...
 
-    def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]: ...
+    def list(self, organization_id: str, page: PageRequest) -> tuple[Sequence[ApiKey], int]: ...
 
     def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:
         """How many of the organization's keys with ``role`` are active at ``now``: not revoked,

@@ -18,8 +18,8 @@ import datetime as dt
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import attrs
 
@@ -28,6 +28,8 @@ from .errors import ValidationError
 __all__ = [
     "Position",
     "PageRequest",
+    "RowItems",
+    "RowSource",
     "Page",
     "PageCache",
     "TotalCache",
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 200
 MAX_PAGE = 10_000_000
@@ -107,12 +110,79 @@ class PageRequest:
         return (self.page - 1) * self.per_page
 
 
+class RowSource(Protocol[T_co]):
+    """What turns a store's rows into models (a SQL store's mapper): ``model`` and its fields'
+    ``names`` in column order, ``from_row``, each column's ``column_decoder`` (None: the
+    driver's value is the model's) and ``plain_loader``, which reads a nested JSON column as
+    plain JSON values (``Renderer.row_function``)."""
+
+    model: type
+    names: tuple[str, ...]
+
+    def from_row(self, row: Sequence[Any]) -> T_co: ...
+
+    def column_decoder(self, name: str) -> Callable[[Any], Any] | None: ...
+
+    def plain_loader(self, value: Any) -> Any: ...
+
+
+class RowItems(Sequence[T]):
+    """A page's records as the store read them: rows, built into models only when something
+    reads them as models (an in-process caller), while a transport renders the rows straight to
+    its wire format (``Renderer.row_function``) without building 50 models to throw away.
+    Equal to any sequence of the same models; ``rows`` is never changed."""
+
+    __slots__ = ("rows", "source", "_models")
+
+    def __init__(self, rows: Sequence[Sequence[Any]], source: RowSource[T]) -> None:
+        self.rows = rows
+        self.source = source
+        self._models: tuple[T, ...] | None = None
+
+    @property
+    def models(self) -> tuple[T, ...]:
+        if self._models is None:  # two threads may both build them: the same value either way
+            self._models = tuple(map(self.source.from_row, self.rows))
+        return self._models
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        if isinstance(index, slice):
+            return self.models[index]
+        if self._models is not None:
+            return self._models[index]
+        return self.source.from_row(self.rows[index])
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.models)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RowItems):
+            other = other.models
+        return isinstance(other, Sequence) and not isinstance(other, str) and self.models == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self.models)
+
+    def __repr__(self) -> str:
+        return f"RowItems({len(self.rows)} rows of {self.source.model.__qualname__})"
+
+
 @attrs.frozen(kw_only=True)
 class Page(Generic[T]):
     """One page of a list. For a cursor walk, ``next_after`` is where the next page starts: set
     after every full page, None after a short one (so a walk may end with an empty page)."""
 
-    items: tuple[T, ...]
+    items: Sequence[T]
+    """A tuple, or ``RowItems`` as a SQL store read them (a sequence of the same models)."""
     total: int
     page: int
     per_page: int
@@ -122,7 +192,7 @@ class Page(Generic[T]):
 
     @classmethod
     def of(cls, items: Iterable[T], total: int, request: PageRequest) -> Page[T]:
-        items = tuple(items)
+        items = items if isinstance(items, RowItems) else tuple(items)
         if not request.walk:
             return cls(items=items, total=total, page=request.page, per_page=request.per_page)
         following = None
@@ -154,7 +224,7 @@ class Page(Generic[T]):
         return PageRequest.walking(self.per_page, self.next_after)
 
 
-class _Listable(Protocol[T]):
+class _Listable(Protocol[T_co]):
     def revision(self, organization_id: str) -> int: ...
 
     def list(
@@ -164,7 +234,7 @@ class _Listable(Protocol[T]):
         page: PageRequest,
         total: int | None = None,
         anchors: Anchors | None = None,
-    ) -> tuple[list[T], int]: ...
+    ) -> tuple[Sequence[T_co], int]: ...
 
 
 DEFAULT_TOTALS = 8192
@@ -341,7 +411,7 @@ class TotalCache:
         filters: Hashable,
         request: PageRequest,
         revision: int | None = None,
-    ) -> tuple[list[T], int]:
+    ) -> tuple[Sequence[T], int]:
         """The repository's page and total, handing it the kept total and anchors when there
         are some, and keeping what it counted and collected.
 
@@ -400,7 +470,7 @@ class PageCache:
         self.used = 0
         self._seen: dict[Hashable, tuple[int, int]] = {}
         self._entries: OrderedDict[Hashable, tuple[int, Page[Any], int]] = OrderedDict()
-        self._item_sizes: dict[type, int] = {}
+        self._item_sizes: dict[Hashable, int] = {}
         self._lock = threading.Lock()
 
     def fetch(
@@ -455,13 +525,19 @@ class PageCache:
 
     def _cost(self, page: Page[Any]) -> int:
         """An estimate: the deep size of the first item of its type, times the items."""
-        if not page.items:
+        items = page.items
+        if not items:
             return _PAGE_OVERHEAD
-        model = type(page.items[0])
-        size = self._item_sizes.get(model)
+        kind: Any = (items.source.model, "rows") if isinstance(items, RowItems) else type(items[0])
+        size = self._item_sizes.get(kind)
         if size is None:
-            size = self._item_sizes[model] = _deep_size(page.items[0])
-        return _PAGE_OVERHEAD + size * len(page.items)
+            if isinstance(items, RowItems):
+                # a row, and room for the model an in-process reader may build from it
+                size = _deep_size(items.rows[0]) + _deep_size(items[0])
+            else:
+                size = _deep_size(items[0])
+            self._item_sizes[kind] = size
+        return _PAGE_OVERHEAD + size * len(items)
 
 
 _PAGE_OVERHEAD = 512

@@ -1,7 +1,7 @@
 """List responses are byte-identical with and without the list machinery's shortcuts, on every
 store: kept pages (from their second request), kept totals (no COUNT), seek anchors (no OFFSET
-walk) and cursor walks against a platform that counts and walks OFFSET for every request, as lists
-ran before those existed. Both platforms share one store; random list URLs of every paged route
+walk), cursor walks and pages rendered straight from rows, against a platform that counts, walks
+OFFSET and renders models for every request, as lists ran before those existed. Both platforms share one store; random list URLs of every paged route
 (random filters drawn from the data, pages, page sizes, cursors) are asked of both, repeated,
 with writes in between, and every answer must match byte for byte."""
 
@@ -46,6 +46,7 @@ def pair(platform: Platform, clock: FrozenClock) -> Iterator[tuple[Api, Api]]:
         clock=clock,
         ids=SequentialIds(start=900_000),
         page_cache=PageCache(budget=0, totals=TotalCache(entries=0, anchor_keys=0, anchor_every=0)),
+        render_rows=False,
     )
     secret = boot.owner_key.secret or ""
     yield Api(create_app(fast), secret), Api(create_app(plain), secret)
