@@ -183,7 +183,7 @@ class ApiKeyService:
             tx.record(ApiKeyCreated(organization_id=actor.organization_id, subject=issued[0].key))
             return issued[0].key
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             key = run_idempotent(tx, actor, idempotency_key, "api_keys.create", data, now, create)
         return issued[0] if issued else IssuedKey(key=key, secret=None)
 
@@ -223,7 +223,7 @@ class ApiKeyService:
         owners revoking each other's keys at once cannot both succeed.
         """
         authorize(actor, API_KEY_REVOKE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             key = require(tx[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
             ensure_can_grant(actor, key.role)
             if key.revoked_at is not None:

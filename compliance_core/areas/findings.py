@@ -219,13 +219,13 @@ class FindingService:
             tx.record(FindingCreated(organization_id=actor.organization_id, subject=finding))
             return finding
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "findings.create", data, now, create)
 
     def update(self, actor: Actor, finding_id: str, patch: FindingPatch) -> Finding:
         authorize(actor, FINDING_UPDATE)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if not changes:
                 return current
@@ -233,7 +233,7 @@ class FindingService:
 
     def close(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, FINDING_CLOSE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if current.status is FindingStatus.CLOSED:
                 return current

@@ -236,7 +236,7 @@ class PeopleService:
             tx.record(PersonCreated(organization_id=actor.organization_id, subject=person))
             return person
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "people.create", data, now, create)
 
     def bulk_create(
@@ -278,7 +278,7 @@ class PeopleService:
                 tx.record(PersonCreated(organization_id=actor.organization_id, subject=person))
             return people
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "people.bulk_create", entries, now, create)
 
     def update(self, actor: Actor, person_id: str, patch: PersonPatch) -> Person:
@@ -286,7 +286,7 @@ class PeopleService:
         changes = patch.changes()
         if "role" in changes:
             ensure_can_grant(actor, changes["role"])
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, PEOPLE, actor.organization_id, person_id)
             ensure_can_grant(actor, current.role)
             previous = changed(current, changes)

@@ -435,13 +435,13 @@ class VendorService:
             tx.record(VendorCreated(organization_id=actor.organization_id, subject=vendor))
             return vendor
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "vendors.create", data, now, create)
 
     def update(self, actor: Actor, vendor_id: str, patch: VendorPatch) -> Vendor:
         authorize(actor, VENDOR_UPDATE)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             previous = changed(current, changes)
             if not previous:
@@ -457,7 +457,7 @@ class VendorService:
     def archive(self, actor: Actor, vendor_id: str) -> Vendor:
         """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
         authorize(actor, VENDOR_ARCHIVE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             if current.archived:
                 return current
@@ -475,7 +475,7 @@ class VendorService:
 
     def restore(self, actor: Actor, vendor_id: str) -> Vendor:
         authorize(actor, VENDOR_ARCHIVE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             if not current.archived:
                 return current
