@@ -156,10 +156,15 @@ organization's keys afterwards."""
 
 
 class ApiKeyCreated(Event):
+    """An API key was issued (``POST /v1/api-keys``, or the first Owner key at bootstrap); the
+    body never holds the secret."""
+
     type = "api_key.created"
 
 
 class ApiKeyRevoked(Event):
+    """An API key was revoked; ``previous`` holds ``revokedAt: null``."""
+
     type = "api_key.archived"
 
 

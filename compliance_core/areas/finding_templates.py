@@ -86,14 +86,20 @@ FINDING_TEMPLATE_WRITE = Action("finding_template:write", MANAGERS)
 
 
 class FindingTemplateCreated(Event):
+    """A finding template was added."""
+
     type = "finding_template.created"
 
 
 class FindingTemplateUpdated(Event):
+    """Some of a finding template's fields changed; ``previous`` holds their old values."""
+
     type = "finding_template.updated"
 
 
 class FindingTemplateDeleted(Event):
+    """A finding template was deleted; ``data`` is the template as it was."""
+
     type = "finding_template.deleted"
 
 

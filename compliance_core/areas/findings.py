@@ -165,17 +165,20 @@ FINDING_CLOSE = Action("finding:close", MANAGERS)
 
 
 class FindingCreated(Event):
-    """One of the spec's webhook occasions."""
+    """A finding was raised. One of the spec's webhook occasions."""
 
     type = "finding.created"
 
 
 class FindingUpdated(Event):
+    """Some of a finding's fields changed (closing it included); ``previous`` holds their old values."""
+
     type = "finding.updated"
 
 
 class FindingSeverityChanged(Event):
-    """One of the spec's webhook occasions; ``previous`` holds the old severity."""
+    """A finding's severity changed (recorded beside ``finding.updated``). One of the spec's
+    webhook occasions; ``previous`` holds the old severity."""
 
     type = "finding.severity_changed"
 

@@ -135,10 +135,14 @@ PERSON_UPDATE = Action("person:update", MANAGERS)
 
 
 class PersonCreated(Event):
+    """A person was added (one event per person of a bulk add)."""
+
     type = "person.created"
 
 
 class PersonUpdated(Event):
+    """Some of a person's fields changed; ``previous`` holds their old values."""
+
     type = "person.updated"
 
 

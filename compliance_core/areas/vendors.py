@@ -357,18 +357,26 @@ MEMBERS: Repo[MemberLookup] = Repo("people")
 
 
 class VendorCreated(Event):
+    """A vendor was added to the register."""
+
     type = "vendor.created"
 
 
 class VendorUpdated(Event):
+    """Some of a vendor's fields changed; ``previous`` holds their old values."""
+
     type = "vendor.updated"
 
 
 class VendorArchived(Event):
+    """A vendor left the register for the archive."""
+
     type = "vendor.archived"
 
 
 class VendorRestored(Event):
+    """An archived vendor came back to the register."""
+
     type = "vendor.restored"
 
 
