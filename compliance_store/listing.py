@@ -46,6 +46,8 @@ class PagedQuery(Generic[M]):
     :param partition: the boolean column counted separately (``archived``); the counter then
         answers the lists filtered by it alone, which is every unfiltered list when it is a filter
         field
+    :param newest_first: pages run in (created_at, id) descending order (logs); seeks and anchor
+        hops then compare with ``<=``, over the same indexes read backwards
     """
 
     COUNTER_COLUMN: ClassVar[str]
@@ -58,8 +60,11 @@ class PagedQuery(Generic[M]):
         *,
         counted: bool = False,
         partition: str | None = None,
+        newest_first: bool = False,
     ) -> None:
         self.mapper = mapper
+        self._order = "created_at DESC, id DESC" if newest_first else "created_at, id"
+        self._from = "<=" if newest_first else ">="
         m = mapper.mark
         self._counter_sql = (
             f"SELECT total FROM list_counts WHERE table_name = {m} AND organization_id = {m}"
@@ -79,14 +84,15 @@ class PagedQuery(Generic[M]):
         m = self.mapper.mark
         where = " AND ".join([f"organization_id = {m}", *(f"{quote(name)} = {m}" for name in active)])
         table = self.mapper.table
+        order, start = self._order, self._from
         statements = (
             f"SELECT count(*) FROM {table} WHERE {where}",
-            f"{self.mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT {m} OFFSET {m}",
-            f"SELECT created_at, id FROM {table} WHERE {where} ORDER BY created_at, id LIMIT 1",
-            f"SELECT created_at, id FROM {table} WHERE {where} AND (created_at, id) >= ({m}, {m})"
-            f" ORDER BY created_at, id LIMIT 1 OFFSET {m}",
-            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) >= ({m}, {m})"
-            f" ORDER BY created_at, id LIMIT {m} OFFSET {m}",
+            f"{self.mapper.select_sql} WHERE {where} ORDER BY {order} LIMIT {m} OFFSET {m}",
+            f"SELECT created_at, id FROM {table} WHERE {where} ORDER BY {order} LIMIT 1",
+            f"SELECT created_at, id FROM {table} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
+            f" ORDER BY {order} LIMIT 1 OFFSET {m}",
+            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
+            f" ORDER BY {order} LIMIT {m} OFFSET {m}",
         )
         self._statements[active] = statements
         return statements

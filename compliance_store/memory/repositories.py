@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _page(items: Iterable[T], matches: Callable[[T], bool], page: PageRequest) -> tuple[list[T], int]:
-    hits = sorted((i for i in items if matches(i)), key=lambda i: (i.created_at, i.id))  # type: ignore[attr-defined]
+def _page(
+    items: Iterable[T], matches: Callable[[T], bool], page: PageRequest, newest_first: bool = False
+) -> tuple[list[T], int]:
+    hits = sorted((i for i in items if matches(i)), key=lambda i: (i.created_at, i.id), reverse=newest_first)  # type: ignore[attr-defined]
     return hits[page.offset : page.offset + page.per_page], len(hits)
 
 
@@ -51,9 +53,10 @@ class _Repo:
 class MemoryRecords(_Repo):
     """A declared ``Records`` table: records that belong to one organization, in ``table``."""
 
-    def __init__(self, tables: Tables, table: str) -> None:
+    def __init__(self, tables: Tables, table: str, newest_first: bool = False) -> None:
         super().__init__(tables)
         self.table = table
+        self.newest_first = newest_first
 
     def get(self, organization_id: str, item_id: str) -> Any:
         return self.t.get(self.table, (organization_id, item_id))
@@ -89,7 +92,7 @@ class MemoryRecords(_Repo):
         are gathered to sort them anyway) and the one counted is returned, which equals it;
         ``anchors`` are accepted and ignored (nothing here walks an OFFSET)."""
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
-        return _page(mine, filters.matches, page)
+        return _page(mine, filters.matches, page, self.newest_first)
 
     def dump(self) -> Iterator[Any]:
         """Every record of every organization, by (organization_id, id) (``compliance_store.copy``)."""

@@ -71,6 +71,7 @@ def test_totals_and_pages_through_the_caches_equal_the_uncached_answers(
             expected = sorted(
                 (r for r in live if r.organization_id == organization_id and filters.matches(r)),
                 key=lambda r: (r.created_at, r.id),
+                reverse=table.records.newest_first,
             )
             assert served.total == total == len(expected)
             assert list(served.items) == items == expected[request.offset : request.offset + per_page]
