@@ -50,7 +50,8 @@ def main() -> None:
         except ValidationError as error:
             print(f"rejected, no event: {error.details['field']}")
 
-        # The audit trail holds one entry per event: who, what, when and the changed fields.
+        # The audit trail holds one entry per event: who, what, when and the changed fields,
+        # newest first.
         trail = platform.audit_log.list(owner, AuditFilter(entity_id=vendor.id), PageRequest())
         for entry in trail.items:
             if entry.action.endswith(".created"):  # a created record lists the fields it was given

@@ -6,7 +6,7 @@ that rolls back leaves no entry. Every domain write records an event; the only w
 not are the admission bookkeeping (rate-limit leases, key usage counts) and maintenance purges
 of idempotency records: they change no record a caller sees.
 
-Nobody changes the trail: the areas offer only reads of it. The store-level repository keeps the
+The trail lists newest first, as a log reads. Nobody changes it: the areas offer only reads of it. The store-level repository keeps the
 generic ``add``/``update``/``delete`` of every ``Records`` table because the list machinery,
 the store contract and ``migrate-store`` use them; no service calls the last two.
 """
@@ -82,6 +82,7 @@ AUDIT_LOG: Records[AuditEntry, AuditFilter] = Records(
     filters=AuditFilter,
     kind="audit entry",
     prefix="aud",
+    newest_first=True,
 )
 
 _BOOKKEEPING = frozenset({"id", "organizationId", "createdAt", "updatedAt"})

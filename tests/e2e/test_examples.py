@@ -41,8 +41,8 @@ def test_subscribe_to_events_example() -> None:
         "event finding.severity_changed: TLS 1.0 enabled",
         "  severity of 'TLS 1.0 enabled': medium -> high",
         "rejected, no event: transferMechanism",
-        "audit vendor.created by local: 13 fields set",
         "audit vendor.updated by local: {'criticality': {'old': 'standard', 'new': 'critical'}}",
+        "audit vendor.created by local: 13 fields set",
     ]
 
 

@@ -19,10 +19,11 @@ DOCUMENT = openapi_document()
 
 
 def _entries(api: Api, query: str = "") -> list[dict]:
+    """The first page's entries in the order they happened (the log lists newest first)."""
     result = api.get(ROOT, query=query)
     assert result.status_code == 200, result.text
     check_answer(DOCUMENT, ROOT, "GET", 200, result.json)
-    return list(result.json["data"])
+    return list(reversed(result.json["data"]))
 
 
 @pytest.mark.parametrize("create", CREATES, ids=lambda e: e.operation.name)

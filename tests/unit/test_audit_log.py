@@ -27,7 +27,8 @@ def keyed(platform, boot) -> Actor:
 
 
 def _trail(platform, actor, **filters) -> list[AuditEntry]:
-    return list(platform.audit_log.list(actor, AuditFilter(**filters), PageRequest(per_page=200)).items)
+    """The entries in the order they happened (the log itself lists newest first)."""
+    return list(reversed(platform.audit_log.list(actor, AuditFilter(**filters), PageRequest(per_page=200)).items))
 
 
 def _of(platform, actor, entity_id: str) -> list[tuple[str, dict]]:
@@ -182,6 +183,16 @@ def test_a_rolled_back_write_leaves_no_entry_no_outbox_row_and_no_signal(platfor
         assert len(session[OUTBOX].pending()) == 1
 
 
+def test_the_log_lists_newest_first(platform, keyed, clock) -> None:
+    first = platform.vendors.create(keyed, NewVendor(name="A"))
+    clock.advance(seconds=1)
+    second = platform.vendors.create(keyed, NewVendor(name="B"))
+    page = platform.audit_log.list(keyed, AuditFilter(entity_type="vendor"), PageRequest(per_page=1))
+    assert [e.entity_id for e in page.items] == [second.id]
+    page = platform.audit_log.list(keyed, AuditFilter(entity_type="vendor"), PageRequest(page=2, per_page=1))
+    assert [e.entity_id for e in page.items] == [first.id]
+
+
 def test_filters_and_pages(platform, keyed, actor_as) -> None:
     admin = Actor(organization_id=keyed.organization_id, role=Role.ADMIN, key_id="key_admin")
     first = platform.vendors.create(keyed, NewVendor(name="A"))
@@ -249,4 +260,6 @@ def test_one_entry_per_event_with_the_same_type_subject_and_id(steps: list[str])
         messages = session[OUTBOX].pending(1000)
         entries, total = session[AUDIT_LOG].list(boot.organization.id, AuditFilter(), PageRequest(per_page=200))
     assert total == len(messages)
-    assert [(e.event_id, e.action, e.entity_id) for e in entries] == [(m.id, m.type, m.subject_id) for m in messages]
+    assert [(e.event_id, e.action, e.entity_id) for e in entries] == [
+        (m.id, m.type, m.subject_id) for m in reversed(messages)
+    ]  # newest first
