@@ -12,8 +12,8 @@ import attrs
 
 from .access import AccessService
 from .areas import AREAS
-from .areas.api_keys import API_KEYS, IssuedKey, NewApiKey
-from .areas.organizations import ORGANIZATIONS, Organization, Plan
+from .areas.api_keys import API_KEYS, ApiKeyCreated, IssuedKey, NewApiKey
+from .areas.organizations import ORGANIZATIONS, Organization, OrganizationCreated, Plan
 from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
 from .kernel.events import Signals
@@ -129,7 +129,8 @@ class Platform:
         burst: int | None = None,
         key_name: str = "Owner key",
     ) -> Bootstrap:
-        """Create an organization and its first Owner API key in one transaction."""
+        """Create an organization and its first Owner API key in one transaction (recorded as the
+        system's: ``organization.created`` and ``api_key.created``)."""
         boot = self._bootstrap(organization_name, plan, rpm=rpm, burst=burst, key_name=key_name, only_if_empty=False)
         assert boot is not None
         return boot
@@ -152,11 +153,13 @@ class Platform:
     ) -> Bootstrap | None:
         organization = self.organizations.new(organization_name, plan, rpm=rpm, burst=burst)
         issued = self.api_keys.issue(organization.id, NewApiKey(name=key_name, role=Role.OWNER), created_by=None)
-        with self.uow.write() as tx:
+        with self.uow.write(None) as tx:
             if only_if_empty and tx[ORGANIZATIONS].count() > 0:
                 return None
             tx[ORGANIZATIONS].add(organization)
             tx[API_KEYS].add(issued.key)
+            tx.record(OrganizationCreated(organization_id=organization.id, subject=organization))
+            tx.record(ApiKeyCreated(organization_id=organization.id, subject=issued.key))
         return Bootstrap(organization=organization, owner_key=issued)
 
     def actor(self, organization_id: str, role: Role | str = Role.OWNER) -> Actor:
@@ -176,9 +179,11 @@ class Platform:
 
         :param now: the time to count the 24 hours back from (default: the platform's clock; a
             naive value is taken as UTC)
+
+        Maintenance, not a domain write: it records no event and so leaves no audit entry.
         """
         cutoff = utc(now if now is not None else self.clock.now()) - RETENTION
-        with self.uow.write() as tx:
+        with self.uow.write(None) as tx:
             return tx[IDEMPOTENCY].purge(cutoff)
 
     def health(self) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Organizations and their plans: the tenant every other record belongs to."""
+"""Organizations and their plans: the tenant every other record belongs to.
+
+Creating one (an operator command or bootstrap: no caller inside the tenant yet) records
+``organization.created`` as the system; changing its plan records ``organization.updated`` with
+the caller. Both carry the organization's own id as their organization, so its audit trail
+starts with its creation."""
 
 from __future__ import annotations
 
@@ -10,8 +15,10 @@ from typing import Any, ClassVar, Protocol
 import attrs
 
 from ..kernel.errors import ValidationError, require
+from ..kernel.events import Event
 from ..kernel.permissions import MEMBERS, OWNERS, Action, Actor, authorize
 from ..kernel.ratelimit import RateLimitPolicy
+from ..kernel.records import changed
 from ..kernel.registry import Area, Operation, Repo
 from ..kernel.rendering import WireView
 from ..kernel.uow import UnitOfWork
@@ -29,6 +36,8 @@ __all__ = [
     "ORGANIZATIONS",
     "ORGANIZATION_READ",
     "ORGANIZATION_UPDATE",
+    "OrganizationCreated",
+    "OrganizationUpdated",
     "AREA",
 ]
 
@@ -102,6 +111,18 @@ ORGANIZATION_READ = Action("organization:read", MEMBERS)
 ORGANIZATION_UPDATE = Action("organization:update", OWNERS)
 
 
+class OrganizationCreated(Event):
+    """An organization was created (bootstrap, or an operator's ``compliance org create``)."""
+
+    type = "organization.created"
+
+
+class OrganizationUpdated(Event):
+    """An organization's plan or negotiated rate limits changed."""
+
+    type = "organization.updated"
+
+
 def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | None, int | None]:
     """Negotiated figures belong to Enterprise only; burst may never be below the rate."""
     for field, value in (("rpm", rpm), ("burst", burst)):
@@ -128,10 +149,12 @@ class OrganizationService:
     def create(
         self, name: str, plan: Plan | str = Plan.PROFESSIONAL, *, rpm: int | None = None, burst: int | None = None
     ) -> Organization:
-        """Operator action (CLI, embedding app): there is no caller inside the tenant yet."""
-        with self.uow.write() as tx:
+        """Operator action (CLI, embedding app): there is no caller inside the tenant yet, so the
+        write is the system's."""
+        with self.uow.write(None) as tx:
             organization = self.new(name, plan, rpm=rpm, burst=burst)
             tx[ORGANIZATIONS].add(organization)
+            tx.record(OrganizationCreated(organization_id=organization.id, subject=organization))
         return organization
 
     def new(self, name: str, plan: Plan | str, *, rpm: int | None, burst: int | None) -> Organization:
@@ -159,8 +182,11 @@ class OrganizationService:
         authorize(actor, ORGANIZATION_UPDATE)
         chosen: Plan = NewOrganization(name="-", plan=plan).plan
         rpm, burst = check_limits(chosen, rpm, burst)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
+            previous = changed(current, {"plan": chosen, "rate_limit_rpm": rpm, "rate_limit_burst": burst})
+            if not previous:
+                return current
             updated = attrs.evolve(
                 current,
                 plan=chosen,
@@ -169,6 +195,7 @@ class OrganizationService:
                 updated_at=self.uow.clock.now(),
             )
             tx[ORGANIZATIONS].update(updated)
+            tx.record(OrganizationUpdated(organization_id=updated.id, subject=updated, previous=previous))
         self.plan_changed()
         return updated
 
@@ -177,5 +204,6 @@ AREA = Area(
     name="organizations",
     service=lambda context: OrganizationService(context.uow, plan_changed=context.flush_admission),
     actions=(ORGANIZATION_READ, ORGANIZATION_UPDATE),
+    events=(OrganizationCreated, OrganizationUpdated),
     operations=(Operation(name="organizations.get", action=ORGANIZATION_READ, result=Organization),),
 )

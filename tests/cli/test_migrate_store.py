@@ -247,13 +247,14 @@ def test_a_non_empty_target_is_refused_and_replace_empties_it(run, tmp_path: Pat
     code, out, err = run("migrate-store", "--from", instance.db, "--to", fresh_schema)
     assert (code, out) == (1, None)
     assert err["error"]["code"] == "conflict" and "--replace" in err["error"]["message"]
-    assert err["error"]["details"]["tables"] == {"organizations": 1, "api_keys": 1}
+    bootstrapped = {"organizations": 1, "api_keys": 1, "outbox": 2, "audit_log": 2}  # and its two events
+    assert err["error"]["details"]["tables"] == bootstrapped
     assert answers_of_everyone(target) == before
 
     code, report, err = run("migrate-store", "--from", instance.db, "--to", fresh_schema, "--replace")
     assert (code, err) == (0, None) and report["verified"] and report["replaced"]
     deleted = {t["table"]: t["deletedFromTarget"] for t in report["tables"] if "deletedFromTarget" in t}
-    assert deleted == {"organizations": 1, "api_keys": 1}
+    assert deleted == bootstrapped
     assert [o.name for o in answers_of_everyone(target)] == ["Acme GmbH", "Globex"]
     assert answers(target, instance) == answers(f"sqlite:///{instance.db}", instance)
 
