@@ -111,7 +111,10 @@ def test_every_migration_file_is_listed_once_in_order() -> None:
     files = sorted(path.stem for path in MIGRATIONS_DIR.glob("m[0-9]*.py"))
     assert [f"m{name}" for name in NAMES] == files
     assert sorted(NAMES) == NAMES and len(set(NAMES)) == len(NAMES)
-    assert [int(name[:4]) for name in NAMES] == list(range(1, len(NAMES) + 1))
+    numbers = [int(name[:4]) for name in NAMES]
+    # Numbers are handed out ahead of merges (parallel branches each take theirs), so a branch
+    # may skip some; they still start at 1 and only grow.
+    assert numbers[0] == 1 and numbers == sorted(set(numbers))
 
 
 @pytest.mark.parametrize("name", NAMES)
