@@ -63,6 +63,10 @@ class Platform:
     :param store: a storage adapter (see ``open_store``)
     :param clock: where time comes from (default: the system clock)
     :param ids: where identifiers come from (default: random, time-ordered)
+    :param page_cache_bytes: the byte budget of the list caches (``PageCache``)
+    :param page_cache: list caches configured otherwise (``PageCache(budget=0,
+        totals=TotalCache(entries=0, anchor_keys=0))`` runs every list as a COUNT and an OFFSET
+        query, as lists ran before those caches existed)
     :param settings: per-area settings by area name, e.g. ``{"webhooks": WebhookPolicy(allow_private=True)}``
 
     >>> platform = Platform.open("memory://")
@@ -79,6 +83,7 @@ class Platform:
         ids: IdGenerator | None = None,
         areas: Sequence[Area[Any]] = AREAS,
         page_cache_bytes: int = DEFAULT_BUDGET,
+        page_cache: PageCache | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
@@ -92,7 +97,7 @@ class Platform:
         self.settings: dict[str, Any] = dict(settings or {})
         context = Context(
             uow=self.uow,
-            pages=PageCache(page_cache_bytes),
+            pages=page_cache if page_cache is not None else PageCache(page_cache_bytes),
             flush_admission=self.access.flush,
             event_types=frozenset(event.type for area in self.areas for event in area.events),
             settings=self.settings,

@@ -19,6 +19,10 @@ OFFSET o - every * k``, a range of the same filter index (which ends in ``create
 fewer than ``every`` rows are skipped. Missing anchors up to the page are collected first, each
 by ``LIMIT 1 OFFSET every`` from the last one over the covering index (only the key columns).
 The count, and every page below ``every``, run exactly as without anchors.
+
+A cursor walk (``PageRequest.walk``) needs no anchors: each page starts right after the last
+row served, ``AND (created_at, id) > (?, ?) ... LIMIT n``, one range of the same index whatever
+the depth.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class PagedQuery(Generic[M]):
     :param partition: the boolean column counted separately (``archived``); the counter then
         answers the lists filtered by it alone, which is every unfiltered list when it is a filter
         field
+    :param newest_first: pages run in (created_at, id) descending order (logs); seeks and anchor
+        hops then compare with ``<=``, over the same indexes read backwards
     """
 
     COUNTER_COLUMN: ClassVar[str]
@@ -58,8 +64,11 @@ class PagedQuery(Generic[M]):
         *,
         counted: bool = False,
         partition: str | None = None,
+        newest_first: bool = False,
     ) -> None:
         self.mapper = mapper
+        self._order = "created_at DESC, id DESC" if newest_first else "created_at, id"
+        self._from = "<=" if newest_first else ">="
         m = mapper.mark
         self._counter_sql = (
             f"SELECT total FROM list_counts WHERE table_name = {m} AND organization_id = {m}"
@@ -68,25 +77,30 @@ class PagedQuery(Generic[M]):
         self._revision_sql = f"SELECT revision FROM list_revisions WHERE table_name = {m} AND organization_id = {m}"
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
-        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
+        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str, str]] = {}
+        created_at = mapper.codecs["created_at"][0] if "created_at" in mapper.codecs else None
+        self._encode_created_at = created_at or (lambda value: value)
         self._counted_when: tuple[str, ...] | None = None
         if counted and partition is None:
             self._counted_when = ()
         elif counted and partition is not None and partition in names:
             self._counted_when = (partition,)
 
-    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str]:
+    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str, str]:
         m = self.mapper.mark
         where = " AND ".join([f"organization_id = {m}", *(f"{quote(name)} = {m}" for name in active)])
         table = self.mapper.table
+        order, start = self._order, self._from
         statements = (
             f"SELECT count(*) FROM {table} WHERE {where}",
-            f"{self.mapper.select_sql} WHERE {where} ORDER BY created_at, id LIMIT {m} OFFSET {m}",
-            f"SELECT created_at, id FROM {table} WHERE {where} ORDER BY created_at, id LIMIT 1",
-            f"SELECT created_at, id FROM {table} WHERE {where} AND (created_at, id) >= ({m}, {m})"
-            f" ORDER BY created_at, id LIMIT 1 OFFSET {m}",
-            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) >= ({m}, {m})"
-            f" ORDER BY created_at, id LIMIT {m} OFFSET {m}",
+            f"{self.mapper.select_sql} WHERE {where} ORDER BY {order} LIMIT {m} OFFSET {m}",
+            f"SELECT created_at, id FROM {table} WHERE {where} ORDER BY {order} LIMIT 1",
+            f"SELECT created_at, id FROM {table} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
+            f" ORDER BY {order} LIMIT 1 OFFSET {m}",
+            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
+            f" ORDER BY {order} LIMIT {m} OFFSET {m}",
+            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start[0]} ({m}, {m})"
+            f" ORDER BY {order} LIMIT {m}",
         )
         self._statements[active] = statements
         return statements
@@ -119,7 +133,9 @@ class PagedQuery(Generic[M]):
                 active.append(name)
                 params.append(value if encode is None else encode(value))
         key = tuple(active)
-        count_sql, page_sql, first_sql, hop_sql, seek_sql = self._statements.get(key) or self._statements_for(key)
+        count_sql, page_sql, first_sql, hop_sql, seek_sql, after_sql = self._statements.get(
+            key
+        ) or self._statements_for(key)
         if total is None and key == self._counted_when:
             # the partition's value as a plain bool: SQLite binds it as 0/1, PostgreSQL as boolean
             found = db.execute(self._counter_sql, (self.mapper.table, organization_id, bool(key and params[1])))
@@ -127,6 +143,13 @@ class PagedQuery(Generic[M]):
             total = 0 if row is None else int(row[0])
         elif total is None:
             total = int(db.execute(count_sql, params).fetchone()[0])
+        if page.walk:
+            if page.after is not None:
+                after = page.after
+                params.extend((self._encode_created_at(after.created_at), after.id, page.per_page))
+                return self.mapper.from_rows(db.execute(after_sql, params)), total
+            params.extend((page.per_page, 0))
+            return self.mapper.from_rows(db.execute(page_sql, params)), total
         offset = page.offset
         if offset >= total:
             return [], total

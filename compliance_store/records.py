@@ -38,7 +38,9 @@ class ScopedRecords(Generic[M]):
         records = table.records
         assert records is not None, f"{table.name} is not a declared Records table"
         mapper = cls.MAPPER(table.model, table.table, converter, table.key)
-        return cls.PAGES(mapper, records.filters, counted=True, partition=records.partition)
+        return cls.PAGES(
+            mapper, records.filters, counted=True, partition=records.partition, newest_first=records.newest_first
+        )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:
         mapper = pages.mapper

@@ -52,7 +52,8 @@ class RecordRepository(Protocol[M, F_contra]):
         total: int | None = None,
         anchors: Anchors | None = None,
     ) -> tuple[list[M], int]:
-        """One page ordered by (created_at, id), and the total matching the filters.
+        """One page ordered by (created_at, id) (descending for ``newest_first`` tables), and the
+        total matching the filters.
 
         :param total: the total of these filters, already known at the revision this transaction
             reads (``TotalCache``); a store then runs no count and returns it as the total
@@ -76,6 +77,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     :param partition: a boolean field counted separately (``archived``: the register and the
         archive each have their own total)
     :param cached: list pages go through the platform's page cache
+    :param newest_first: lists run newest first ((created_at, id) descending), as a log reads
     """
 
     model: type[M]
@@ -84,6 +86,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     prefix: str
     partition: str | None = None
     cached: bool = False
+    newest_first: bool = False
 
 
 def fetch(session: Session, records: Records[M, Any], organization_id: str, item_id: str) -> M:

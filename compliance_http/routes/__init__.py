@@ -30,7 +30,7 @@ __all__ = ["Route", "Endpoint", "ROUTES", "OPENAPI", "PAGE_PARAMETERS", "endpoin
 OPENAPI = Operation(name="openapi", action=None, result=dict)
 """The pseudo-operation serving the OpenAPI document itself (not a core operation)."""
 
-PAGE_PARAMETERS = ("page", "perPage")
+PAGE_PARAMETERS = ("page", "perPage", "cursor")
 _PATH_PARAM = re.compile(r"{(\w+)}")
 
 

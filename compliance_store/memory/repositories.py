@@ -12,7 +12,7 @@ import attrs
 from compliance_core.areas.api_keys import ApiKey, DailyUsage
 from compliance_core.areas.organizations import Organization
 from compliance_core.areas.people import Person
-from compliance_core.areas.webhooks import DeliveryState, WebhookDelivery
+from compliance_core.areas.webhooks import DELIVERIES, DeliveryState, WebhookDelivery
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.idempotency import IdempotencyRecord
@@ -26,8 +26,17 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _page(items: Iterable[T], matches: Callable[[T], bool], page: PageRequest) -> tuple[list[T], int]:
-    hits = sorted((i for i in items if matches(i)), key=lambda i: (i.created_at, i.id))  # type: ignore[attr-defined]
+def _page(
+    items: Iterable[T], matches: Callable[[T], bool], page: PageRequest, newest_first: bool = False
+) -> tuple[list[T], int]:
+    hits = sorted((i for i in items if matches(i)), key=lambda i: (i.created_at, i.id), reverse=newest_first)  # type: ignore[attr-defined]
+    if page.walk:
+        after = page.after
+        if after is None:
+            return hits[: page.per_page], len(hits)
+        key = (after.created_at, after.id)
+        rest = [i for i in hits if ((i.created_at, i.id) < key if newest_first else (i.created_at, i.id) > key)]  # type: ignore[attr-defined]
+        return rest[: page.per_page], len(hits)
     return hits[page.offset : page.offset + page.per_page], len(hits)
 
 
@@ -52,9 +61,10 @@ class _Repo:
 class MemoryRecords(_Repo):
     """A declared ``Records`` table: records that belong to one organization, in ``table``."""
 
-    def __init__(self, tables: Tables, table: str) -> None:
+    def __init__(self, tables: Tables, table: str, newest_first: bool = False) -> None:
         super().__init__(tables)
         self.table = table
+        self.newest_first = newest_first
 
     def get(self, organization_id: str, item_id: str) -> Any:
         return self.t.get(self.table, (organization_id, item_id))
@@ -90,7 +100,7 @@ class MemoryRecords(_Repo):
         are gathered to sort them anyway) and the one counted is returned, which equals it;
         ``anchors`` are accepted and ignored (nothing here walks an OFFSET)."""
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
-        return _page(mine, filters.matches, page)
+        return _page(mine, filters.matches, page, self.newest_first)
 
     def dump(self) -> Iterator[Any]:
         """Every record of every organization, by (organization_id, id) (``compliance_store.copy``)."""
@@ -109,7 +119,7 @@ class MemoryDeliveries(MemoryRecords):
     """The webhook deliveries table, with the engine's ``due`` query."""
 
     def __init__(self, tables: Tables) -> None:
-        super().__init__(tables, "webhook_deliveries")
+        super().__init__(tables, DELIVERIES.name, DELIVERIES.newest_first)
 
     def due(self, now: dt.datetime, limit: int) -> builtins.list[WebhookDelivery]:
         due = [

@@ -99,7 +99,7 @@ class MemoryStore:
         repositories: dict[str, Any] = {name: make(self._tables) for name, make in REPOSITORIES.items()}
         for area in areas:
             for records in area.records:
-                repositories.setdefault(records.name, MemoryRecords(self._tables, records.name))
+                repositories.setdefault(records.name, MemoryRecords(self._tables, records.name, records.newest_first))
         self._session = MemorySession(repositories)
         self._lock = threading.RLock()
         self._closed = False

@@ -184,7 +184,11 @@ def test_pages_equal_pythons_and_of_the_filters(
             for record in records:
                 session[table.records].add(record)
         filters = table.records.filters(**wanted)
-        expected = sorted((r for r in records if filters.matches(r)), key=lambda r: (r.created_at, r.id))
+        expected = sorted(
+            (r for r in records if filters.matches(r)),
+            key=lambda r: (r.created_at, r.id),
+            reverse=table.records.newest_first,
+        )
         seen: list[Any] = []
         for page in itertools.count(1):
             with store.session(write=False) as session:

@@ -112,8 +112,8 @@ def test_delivery_log_and_redelivery_over_http(api: Api, receiver: Receiver, eng
     assert log.status_code == 200, log.text
     check_answer(DOCUMENT, "/v1/webhooks/{webhookId}/deliveries", "GET", 200, log.json)
     attempts = [(d["attempt"], d["state"], d["statusCode"], d["eventId"]) for d in log.json["data"]]
-    assert attempts == [(1, "failed", 500, event["id"]), (2, "succeeded", 200, event["id"])]
-    failed = log.json["data"][0]
+    assert attempts == [(2, "succeeded", 200, event["id"]), (1, "failed", 500, event["id"])]  # newest first
+    failed = log.json["data"][1]
     assert failed["responseExcerpt"] == "down for maintenance" and failed["nextRetryAt"] is not None
     assert failed["durationMs"] >= 0 and "body" not in failed and "leaseExpiresAt" not in failed
     assert api.get(path, query="state=failed").json["count"] == 1

@@ -292,13 +292,13 @@ def test_a_500_comes_again_with_the_same_id_after_about_ten_seconds(
     assert len(sender.sent) == 2
     first, second = sender.sent
     assert first.headers["webhook-id"] == second.headers["webhook-id"] and first.body == second.body
-    log = platform.webhooks.deliveries(owner, webhook.id).items
+    log = platform.webhooks.deliveries(owner, webhook.id).items  # newest first
     assert [(d.attempt, d.state, d.status_code) for d in log] == [
-        (1, DeliveryState.FAILED, 500),
         (2, DeliveryState.SUCCEEDED, 200),
+        (1, DeliveryState.FAILED, 500),
     ]
-    assert log[0].response_excerpt == "boom" and log[0].next_retry_at == log[1].due_at
-    assert log[1].next_retry_at is None and log[1].response_excerpt == "ok"
+    assert log[1].response_excerpt == "boom" and log[1].next_retry_at == log[0].due_at
+    assert log[0].next_retry_at is None and log[0].response_excerpt == "ok"
 
 
 @pytest.mark.parametrize(
@@ -335,7 +335,7 @@ def test_retry_after_is_honoured(
     platform.vendors.create(owner, NewVendor(name="Acme"))
     sender.results.append(SendResult(status=429, retry_after=120))
     engine.drain()
-    failed = platform.webhooks.deliveries(owner, webhook.id).items[0]
+    failed = platform.webhooks.deliveries(owner, webhook.id, DeliveryQuery(state=DeliveryState.FAILED)).items[0]
     assert failed.next_retry_at == clock.now() + dt.timedelta(seconds=120)
 
 
@@ -369,7 +369,7 @@ def test_failing_for_the_whole_schedule_disables_the_endpoint(
     assert [m.payload["data"]["active"] for m in recorded] == [False]
     assert recorded[0].payload["previous"]["active"] is True
     log = platform.webhooks.deliveries(owner, webhook.id, page=None).items
-    assert [d.attempt for d in log] == list(range(1, len(SCHEDULE) + 2))
+    assert [d.attempt for d in log] == list(range(len(SCHEDULE) + 1, 0, -1))
     assert all(d.state == DeliveryState.FAILED for d in log)
     platform.vendors.create(owner, NewVendor(name="Later"))
     engine.drain()

@@ -268,7 +268,12 @@ WEBHOOKS: Records[Webhook, WebhookFilter] = Records(
     "webhooks", model=Webhook, filters=WebhookFilter, kind="webhook", prefix="whk"
 )
 DELIVERIES: Records[WebhookDelivery, DeliveryFilter] = Records(
-    "webhook_deliveries", model=WebhookDelivery, filters=DeliveryFilter, kind="webhook delivery", prefix="whd"
+    "webhook_deliveries",
+    model=WebhookDelivery,
+    filters=DeliveryFilter,
+    kind="webhook delivery",
+    prefix="whd",
+    newest_first=True,
 )
 DELIVERY_QUEUE: Repo[DeliveryRepository] = Repo("webhook_deliveries")
 """The deliveries table through its engine-facing Protocol (the same repository)."""
