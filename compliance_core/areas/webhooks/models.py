@@ -127,8 +127,8 @@ def _event_types(value: Any, field: attrs.Attribute) -> Any:
             raise ValidationError.field(
                 f"events[{index}]", item, 'must be an event type such as vendor.created, or "*"'
             )
-    if ALL_EVENTS in value and len(value) > 1:
-        raise ValidationError.field("events", list(value), '"*" stands alone: it already means every event type')
+    if ALL_EVENTS in value:
+        return (ALL_EVENTS,)  # it already means every event type
     return tuple(dict.fromkeys(value))
 
 
@@ -139,8 +139,8 @@ event_types = register_schema(
         "minItems": 1,
         "maxItems": MAX_EVENT_TYPES,
         "items": {"type": "string", "pattern": r"^([a-z][a-z_]*\.[a-z][a-z_]*|\*)$"},
-        "description": 'event types such as vendor.created (see docs/webhooks.md for the catalogue), or ["*"] '
-        "for every type; repeated names count once",
+        "description": 'event types such as vendor.created (see docs/webhooks.md for the catalogue), or "*" '
+        'for every type (a list holding "*" is stored as ["*"]); repeated names count once',
     },
 )
 
