@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from compliance_core.areas.webhooks import Resolver, SendResult, SystemResolver, WebhookPolicy, address_problem
+from compliance_core.areas.webhooks import Resolver, SendResult, WebhookPolicy, address_problem
 from compliance_core.platform import Platform
 
 __all__ = ["HttpSender", "delivering", "TIMEOUT", "MAX_RESPONSE_BYTES", "POLL_INTERVAL"]
@@ -41,7 +41,7 @@ class HttpSender:
     """POSTs deliveries with httpx (see the module's description).
 
     :param policy: whether private targets (and plain http) are allowed
-    :param resolver: how hosts are resolved (default: the system's)
+    :param resolver: how hosts are resolved (default: the policy's, which defaults to the system's)
     :param timeout: seconds per attempt
     """
 
@@ -49,7 +49,7 @@ class HttpSender:
         self, policy: WebhookPolicy | None = None, *, resolver: Resolver | None = None, timeout: float = TIMEOUT
     ) -> None:
         self.policy = policy or WebhookPolicy()
-        self._resolver = resolver or SystemResolver()
+        self._resolver = resolver or self.policy.resolver
         self._timeout = timeout
         self._client = httpx.Client(follow_redirects=False, timeout=timeout, trust_env=False)
 

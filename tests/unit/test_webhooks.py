@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 import pytest
 import standardwebhooks
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compliance_core import Conflict, Forbidden, FrozenClock, Platform, Role, SequentialIds, ValidationError
 from compliance_core.areas.findings import FindingPatch, NewFinding
@@ -349,6 +351,26 @@ def test_jitter_keeps_the_first_retry_within_thirty_seconds(clock: FrozenClock) 
     total = sum(SCHEDULE, dt.timedelta())
     assert dt.timedelta(days=2.5) < total < dt.timedelta(days=3.5)
     assert retry_delay(len(SCHEDULE) + 1, SendResult(status=500), lambda: 0.5) is None
+
+
+@given(
+    attempt=st.integers(1, len(SCHEDULE)),
+    draw=st.floats(0, 1, exclude_max=True),
+    retry_after=st.none() | st.floats(0, 10 * 86400),
+    status=st.sampled_from([429, 500, 502, 503]),
+)
+def test_every_wait_is_the_schedule_within_jitter_or_the_capped_retry_after(
+    attempt: int, draw: float, retry_after: float | None, status: int
+) -> None:
+    from compliance_core.areas.webhooks.engine import JITTER, MAX_RETRY_AFTER, retry_delay
+
+    delay = retry_delay(attempt, SendResult(status=status, retry_after=retry_after), lambda: draw)
+    planned = SCHEDULE[attempt - 1]
+    assert delay is not None and planned * (1 - JITTER) <= delay <= max(planned * (1 + JITTER), MAX_RETRY_AFTER)
+    if retry_after is not None:
+        assert delay >= min(dt.timedelta(seconds=retry_after), MAX_RETRY_AFTER)
+    else:
+        assert delay <= planned * (1 + JITTER)
 
 
 def test_failing_for_the_whole_schedule_disables_the_endpoint(

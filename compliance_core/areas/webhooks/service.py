@@ -101,8 +101,6 @@ class WebhookService:
         """Turning ``active`` back on clears why the engine disabled the endpoint."""
         authorize(actor, WEBHOOK_WRITE)
         changes = patch.changes()
-        if "description" in changes and changes["description"] is None:
-            changes["description"] = ""
         if "url" in changes or "events" in changes:
             self._check(changes.get("url"), changes.get("events"))
         with self.uow.write() as tx:
