@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -14,6 +14,7 @@ from .access import AccessService
 from .areas import AREAS
 from .areas.api_keys import API_KEYS, ApiKeyCreated, IssuedKey, NewApiKey
 from .areas.organizations import ORGANIZATIONS, Organization, OrganizationCreated, Plan
+from .areas.webhooks import DeliveryEngine, Sender, WebhookPolicy
 from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
 from .kernel.events import Signals
@@ -68,6 +69,7 @@ class Platform:
         query, as lists ran before those caches existed)
     :param render_rows: transports render list pages straight from the store's rows (False:
         through the models, as before; the answers are the same bytes)
+    :param settings: per-area settings by area name, e.g. ``{"webhooks": WebhookPolicy(allow_private=True)}``
 
     >>> platform = Platform.open("memory://")
     >>> boot = platform.bootstrap("Acme")
@@ -85,6 +87,7 @@ class Platform:
         page_cache_bytes: int = DEFAULT_BUDGET,
         page_cache: PageCache | None = None,
         render_rows: bool = True,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -94,8 +97,14 @@ class Platform:
         self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids, renderer=self.renderer)
         self.access = AccessService(self.uow)
         self.areas: tuple[Area[Any], ...] = tuple(areas)
-        pages = page_cache if page_cache is not None else PageCache(page_cache_bytes)
-        context = Context(uow=self.uow, pages=pages, flush_admission=self.access.flush)
+        self.settings: dict[str, Any] = dict(settings or {})
+        context = Context(
+            uow=self.uow,
+            pages=page_cache if page_cache is not None else PageCache(page_cache_bytes),
+            flush_admission=self.access.flush,
+            event_types=frozenset(event.type for area in self.areas for event in area.events),
+            settings=self.settings,
+        )
         self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
         self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}
         self.started_at = self.clock.now()
@@ -115,10 +124,13 @@ class Platform:
         clock: Clock | None = None,
         ids: IdGenerator | None = None,
         page_cache_bytes: int = DEFAULT_BUDGET,
+        settings: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Platform:
         """The platform over the store at ``url``; ``options`` go to the store adapter."""
-        return cls(open_store(url, **options), clock=clock, ids=ids, page_cache_bytes=page_cache_bytes)
+        return cls(
+            open_store(url, **options), clock=clock, ids=ids, page_cache_bytes=page_cache_bytes, settings=settings
+        )
 
     def bootstrap(
         self,
@@ -161,6 +173,14 @@ class Platform:
             tx.record(OrganizationCreated(organization_id=organization.id, subject=organization))
             tx.record(ApiKeyCreated(organization_id=organization.id, subject=issued.key))
         return Bootstrap(organization=organization, owner_key=issued)
+
+    def delivery_engine(self, sender: Sender, **options: Any) -> DeliveryEngine:
+        """The webhook delivery engine over this platform's store, sending through ``sender``
+        (``compliance_http.delivery.HttpSender`` for real deliveries); ``options`` are
+        ``DeliveryEngine``'s (batch, lease, concurrency, draw). Run one per delivering process:
+        ``engine.run(stop_event)`` in a thread, or ``engine.step()`` from your own scheduler."""
+        policy = self.settings.get("webhooks") or WebhookPolicy()
+        return DeliveryEngine(self.uow, sender, policy=policy, **options)
 
     def actor(self, organization_id: str, role: Role | str = Role.OWNER) -> Actor:
         """An in-process caller acting inside ``organization_id`` (operators, embedding apps)."""

@@ -24,7 +24,9 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import sys
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,13 +35,15 @@ from typing import Any, NoReturn
 from compliance_core import ComplianceError, Conflict, PageRequest, Platform, Role, ValidationError
 from compliance_core.areas.api_keys import ApiKey, NewApiKey
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
+from compliance_core.areas.webhooks import WebhookPolicy
 from compliance_core.kernel.pagination import MAX_PER_PAGE
 from compliance_core.kernel.rendering import json_value
 from compliance_core.kernel.uow import Store
 from compliance_core.platform import open_store, version
 
+from .delivery import POLL_INTERVAL, delivering
 from .openapi import openapi_document
-from .server import DEFAULT_THREADS, ServerError, serve_platform
+from .server import DEFAULT_THREADS, ServerError, configure_logging, periodic_purge, serve_platform
 from .wire import Wire
 
 __all__ = ["main", "build_parser", "store_url", "first_run_banner", "DEFAULT_DB", "DEFAULT_ORGANIZATION"]
@@ -77,7 +81,15 @@ def store_url(db: str | None, environ: Mapping[str, str] | None = None) -> str:
     return _SQLITE + str(Path(value).expanduser().resolve())
 
 
-def _open(db: str | None, *, create: bool = False) -> Platform:
+def webhook_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The platform settings ``serve`` and ``worker`` read from the environment:
+    ``COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1`` lets webhooks reach private, loopback and link-local
+    addresses over plain http (development and tests; the metadata address stays refused)."""
+    environ = os.environ if environ is None else environ
+    return {"webhooks": WebhookPolicy(allow_private=environ.get("COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS") == "1")}
+
+
+def _open(db: str | None, *, create: bool = False, settings: Mapping[str, Any] | None = None) -> Platform:
     """Open the store; only ``init`` and ``serve`` may create a new SQLite file, so a mistyped
     ``--db`` elsewhere is an error instead of a new empty database."""
     url = store_url(db)
@@ -85,7 +97,7 @@ def _open(db: str | None, *, create: bool = False) -> Platform:
         raise ValidationError.field(
             "db", db if db is not None else url, "no database there yet: create one with `compliance init`"
         )
-    return Platform.open(url)
+    return Platform.open(url, settings=settings)
 
 
 def _db_option(url: str) -> str:
@@ -359,10 +371,38 @@ def _serve(args: argparse.Namespace) -> int:
             prepare=prepare,
             on_ready=ready,
             access_log=not args.quiet,
+            deliver=not args.no_deliver,
+            settings=webhook_settings(),
         )
     except ServerError as error:
         _error("internal_error", str(error), {}, _passwords([url]))
         return 1
+    print("Stopped.", file=sys.stderr, flush=True)
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    url = store_url(args.db)
+    if url.startswith("memory:"):
+        raise ValidationError.field("db", url, "a memory:// store lives inside its server: deliver from `serve`")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+    )
+    configure_logging(access_log=False)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with (
+            _open(args.db, settings=webhook_settings()) as platform,
+            periodic_purge(platform),
+            delivering(platform, interval=args.interval),
+        ):
+            print(f"Delivering webhooks from {_db_option(url)} (pid {os.getpid()}). Stop with Ctrl+C.", flush=True)
+            while not stop.wait(1.0):
+                pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print("Stopped.", file=sys.stderr, flush=True)
     return 0
 
@@ -573,8 +613,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="write no access log (by default one JSON line per request on stderr: time, request id, "
         "key id, route, status, duration; never a key, query or body)",
     )
+    serve.add_argument(
+        "--no-deliver",
+        action="store_true",
+        help="do not deliver webhooks from this server (run `compliance worker` for that instead)",
+    )
     _options(serve)
     serve.set_defaults(run=_serve)
+
+    worker = commands.add_parser(
+        "worker",
+        help="deliver webhooks (without serving the API)",
+        description="Deliver webhook events from the database until stopped (SIGTERM or Ctrl+C), and purge "
+        "expired idempotency records. Several workers, and servers that deliver, may share one SQLite or "
+        "PostgreSQL database: each attempt is claimed by exactly one of them. Set "
+        "COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1 to allow private and loopback targets (development).",
+    )
+    _add_db(worker)
+    worker.add_argument(
+        "--interval",
+        type=float,
+        default=POLL_INTERVAL,
+        metavar="SECONDS",
+        help=f"seconds between two looks at the database when idle (default: {POLL_INTERVAL:g})",
+    )
+    _options(worker)
+    worker.set_defaults(run=_worker)
 
     maintenance = commands.add_parser(
         "maintenance",

@@ -141,16 +141,19 @@ class HTTPTransport:
         if operation.batch is not None:
             return tuple(self._wire.structure(item, operation.result) for item in data["data"])
         if route.accepted is not None:
-            return Accepted(job=self._wire.structure(data, route.accepted), status=self._status_of(response))
+            job: Any = self._wire.structure(data, route.accepted)
+            status, ids = self._status_of(response)
+            return Accepted(job=job, status=status, ids=() if ids == (str(job.id),) else ids)
         return self._wire.structure(data, operation.result)
 
-    def _status_of(self, response: httpx.Response) -> str:
-        """The operation whose endpoint the Location of a 202 names."""
+    def _status_of(self, response: httpx.Response) -> tuple[str, tuple[str, ...]]:
+        """The operation whose endpoint the Location of a 202 names, and the ids it names."""
         location = response.headers.get("location", "")
         path = httpx.URL(location).path
         for endpoint in self._endpoints.values():
-            if endpoint.method == "GET" and endpoint.pattern.match(path):
-                return endpoint.operation.name
+            match = endpoint.pattern.match(path) if endpoint.method == "GET" else None
+            if match is not None:
+                return endpoint.operation.name, tuple(match.group(name) for name in endpoint.path_params)
         raise InternalError("HTTP 202 without a known Location", {"location": location})
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from compliance_core.areas.api_keys import ApiKey, IssuedKey
+from compliance_core.areas.api_keys import ApiKey
 from compliance_core.areas.organizations import Organization, Plan
 from compliance_core.areas.people import MAX_BULK
 from compliance_core.kernel.registry import Download
@@ -436,27 +436,32 @@ class _Schemas:
             return {"type": "string", "format": "date"}
         return {}
 
+    def _inlined(self, model: type, view: WireView, hints: dict[str, Any], output: bool) -> dict[str, Any]:
+        """A model showing one field's model in place (an issued key or webhook secret beside
+        the record it belongs to): that model's schema, plus the other fields, documented by
+        their ``description`` metadata."""
+        (inner,) = view.inline
+        properties = {}
+        for f in attrs.fields(model):
+            if f.name == inner or f.name in view.omit:
+                continue
+            schema = self.field(hints[f.name], f, output=output)
+            if "description" in f.metadata:
+                schema["description"] = f.metadata["description"]
+            properties[view.rename.get(f.name, wire_name(f.name))] = schema
+        return {
+            "allOf": [
+                self.ref(hints[inner], output=True),
+                {"type": "object", "required": list(properties), "properties": properties},
+            ]
+        }
+
     def _model(self, model: type, output: bool) -> dict[str, Any]:
         hints = typing.get_type_hints(model)
         view: WireView = getattr(model, "WIRE_VIEW", WireView())
         fields = [f for f in attrs.fields(model) if f.name not in view.omit]
-        if model is IssuedKey:
-            return {
-                "allOf": [
-                    self.ref(ApiKey, output=True),
-                    {
-                        "type": "object",
-                        "required": ["key"],
-                        "properties": {
-                            "key": {
-                                "type": "string",
-                                "nullable": True,
-                                "description": "The key value, shown once; null when an Idempotency-Key replays the request",
-                            }
-                        },
-                    },
-                ]
-            }
+        if view.inline:
+            return self._inlined(model, view, hints, output)
         properties = {wire_name(f.name): self.field(hints[f.name], f, output=output) for f in fields}
         required = [wire_name(f.name) for f in fields if output or f.default is attrs.NOTHING]
         if model is ApiKey:

@@ -35,7 +35,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import waitress
@@ -47,6 +47,7 @@ from compliance_core import Platform, ValidationError
 from compliance_core.access import LEASE_SECONDS
 
 from .app import create_app
+from .delivery import delivering
 from .errors import code_for_status, new_request_id
 from .middleware import ACCESS_LOG, AccessLog, access_line
 from .resources import BODY_LIMIT_REASON, MAX_BODY_BYTES
@@ -562,6 +563,8 @@ def serve_platform(
     prepare: Callable[[Platform, str], None] | None = None,
     on_ready: Callable[[str], None] | None = None,
     access_log: bool = True,
+    deliver: bool = True,
+    settings: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve the /v1 API for the store at ``url``.
 
@@ -571,6 +574,9 @@ def serve_platform(
         inherits the prepared platform.
     :param access_log: write one JSON line per request on stderr (``middleware.access_line``);
         the server's own messages (errors with their request id, purges) go to stderr either way
+    :param deliver: the lead worker also delivers webhooks (one delivery thread for the whole
+        server, never one per worker); False leaves that to ``compliance worker``
+    :param settings: the platform's per-area settings (``{"webhooks": WebhookPolicy(...)}``)
     """
     in_memory = url.startswith("memory:")
     if in_memory and workers != 1:
@@ -580,17 +586,19 @@ def serve_platform(
         factory: AppFactory
         lead: AppFactory
         if in_memory:
-            platform = Platform.open(url)
+            platform = Platform.open(url, settings=settings)
             if prepare is not None:
                 prepare(platform, url_for(sock))
             factory = lambda: _serving(platform, lead=False, access_log=access_log)  # noqa: E731
-            lead = lambda: _serving(platform, lead=True, access_log=access_log)  # noqa: E731
+            lead = lambda: _serving(platform, lead=True, access_log=access_log, deliver=deliver)  # noqa: E731
         else:
             if prepare is not None:
-                with Platform.open(url) as platform:
+                with Platform.open(url, settings=settings) as platform:
                     prepare(platform, url_for(sock))
-            factory = lambda: _platform_app(url, lead=False, access_log=access_log)  # noqa: E731
-            lead = lambda: _platform_app(url, lead=True, access_log=access_log)  # noqa: E731
+            factory = lambda: _platform_app(url, access_log=access_log, settings=settings)  # noqa: E731
+            lead = lambda: _platform_app(  # noqa: E731
+                url, lead=True, access_log=access_log, deliver=deliver, settings=settings
+            )
         configure_logging(access_log=access_log)
     except BaseException:
         sock.close()
@@ -619,17 +627,29 @@ def configure_logging(*, access_log: bool) -> None:
 
 
 @contextlib.contextmanager
-def _platform_app(url: str, *, lead: bool = False, access_log: bool = True) -> Iterator[WSGIApp]:
-    with Platform.open(url) as platform, _serving(platform, lead=lead, access_log=access_log) as app:
+def _platform_app(
+    url: str,
+    *,
+    lead: bool = False,
+    access_log: bool = True,
+    deliver: bool = False,
+    settings: Mapping[str, Any] | None = None,
+) -> Iterator[WSGIApp]:
+    with (
+        Platform.open(url, settings=settings) as platform,
+        _serving(platform, lead=lead, access_log=access_log, deliver=deliver) as app,
+    ):
         yield app
 
 
 @contextlib.contextmanager
-def _serving(platform: Platform, *, lead: bool, access_log: bool) -> Iterator[WSGIApp]:
-    """One worker's app: its access log and periodic flush, and the purge when it is the lead."""
+def _serving(platform: Platform, *, lead: bool, access_log: bool, deliver: bool = False) -> Iterator[WSGIApp]:
+    """One worker's app: its access log and periodic flush, and, in the lead, the purge and (unless
+    turned off) webhook delivery."""
     sink = AccessLog(sys.stderr) if access_log else None
     purging = periodic_purge(platform) if lead else contextlib.nullcontext()
-    with _flushing(platform, sink), purging:
+    sending = delivering(platform) if lead and deliver else contextlib.nullcontext()
+    with _flushing(platform, sink), purging, sending:
         yield create_app(platform, access_log=sink)
 
 

@@ -26,7 +26,7 @@ import cattrs
 import orjson
 from cattrs.gen import make_dict_structure_fn, override
 
-from compliance_core.areas.api_keys import ApiKey, IssuedKey
+from compliance_core.areas.api_keys import ApiKey
 from compliance_core.areas.organizations import Organization, Plan
 from compliance_core.kernel.clock import SystemClock, utc
 from compliance_core.kernel.errors import ValidationError
@@ -40,7 +40,7 @@ from compliance_core.kernel.pagination import (
     RowItems,
 )
 from compliance_core.kernel.permissions import Actor
-from compliance_core.kernel.rendering import Renderer, json_value, model_in, wire_name
+from compliance_core.kernel.rendering import Renderer, WireView, json_value, model_in, wire_name
 from compliance_core.kernel.validation import UNSET
 
 __all__ = ["Wire", "JSON", "MAX_JSON_DEPTH", "MAX_INTEGER_DIGITS", "encode_cursor", "decode_cursor"]
@@ -575,8 +575,24 @@ class Wire:
         )
         structure_key = make_dict_structure_fn(ApiKey, converter, **renames(ApiKey))
         converter.register_structure_hook(ApiKey, lambda data, model: structure_key({**data, "secretHash": ""}, model))
-        converter.register_structure_hook(
-            IssuedKey, lambda data, _: IssuedKey(key=converter.structure(data, ApiKey), secret=data["key"])
+
+        def structure_inlined(model: type) -> Callable[[Any, type], Any]:
+            """A model whose view shows one field's model in place (``IssuedKey``)."""
+            view: WireView = model.WIRE_VIEW  # type: ignore[attr-defined]
+            (inner,) = view.inline
+            hints = typing.get_type_hints(model)
+            others = {
+                f.name: view.rename.get(f.name, wire_name(f.name)) for f in attrs.fields(model) if f.name != inner
+            }
+
+            def structure(data: Mapping[str, Any], _: type) -> Any:
+                values = {name: data.get(key) for name, key in others.items()}
+                return model(**{inner: converter.structure(data, hints[inner]), **values})
+
+            return structure
+
+        converter.register_structure_hook_factory(
+            lambda model: attrs.has(model) and bool(getattr(model, "WIRE_VIEW", WireView()).inline), structure_inlined
         )
 
         def structure_organization(data: Mapping[str, Any], _: type) -> Organization:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel.registry import Area
-from . import api_keys, audit_log, finding_templates, findings, organizations, people, vendors
+from . import api_keys, audit_log, finding_templates, findings, organizations, people, vendors, webhooks
 
 __all__ = ["AREAS"]
 
@@ -20,4 +20,5 @@ AREAS: tuple[Area[Any], ...] = (
     findings.AREA,
     finding_templates.AREA,
     audit_log.AREA,
+    webhooks.AREA,
 )

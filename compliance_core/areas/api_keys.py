@@ -96,7 +96,10 @@ class IssuedKey:
     WIRE_VIEW: ClassVar[WireView] = WireView(inline=frozenset({"key"}), rename={"secret": "key"})
 
     key: ApiKey
-    secret: str | None = attrs.field(repr=False)
+    secret: str | None = attrs.field(
+        repr=False,
+        metadata={"description": "The key value, shown once; null when an Idempotency-Key replays the request"},
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -79,6 +79,14 @@ class Accepted(Generic[J]):
 
     job: J
     status: str
+    ids: tuple[str, ...] = ()
+    """The status operation's path ids when it takes more than the job's id (parents first,
+    e.g. ``(webhook_id, delivery_id)``); empty means ``(job.id,)``."""
+
+    @property
+    def location_ids(self) -> tuple[str, ...]:
+        """The ids the status operation's route is called with."""
+        return self.ids or (str(getattr(self.job, "id")),)  # noqa: B009 (J is any model with an id)
 
 
 @attrs.frozen(kw_only=True)

@@ -9,7 +9,7 @@ no caller asked for), so the audit trail says who made each change.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
@@ -111,8 +111,14 @@ class Context:
     :param pages: the platform's page cache (areas opt in per ``Records`` table)
     :param flush_admission: stores what admission counted in memory (key usage, leased rate-limit
         tokens); an area that reads or changes those calls it first
+    :param event_types: the wire type of every event the platform's areas declare (what a
+        subscription may name)
+    :param settings: per-area settings the embedding application chose, by area name (e.g.
+        ``{"webhooks": WebhookPolicy(...)}``); an area reads only its own entry
     """
 
     uow: UnitOfWork
     pages: PageCache
     flush_admission: Callable[[], None]
+    event_types: frozenset[str] = frozenset()
+    settings: Mapping[str, Any] = attrs.field(factory=dict)

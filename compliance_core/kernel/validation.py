@@ -42,6 +42,7 @@ __all__ = [
     "country",
     "optional_country",
     "url",
+    "http_url",
     "date",
     "timestamp",
     "email",
@@ -392,17 +393,16 @@ def _url(value: Any, field: attrs.Attribute) -> str:
     return value.strip()
 
 
-url = _converter(
-    _url,
-    {
-        "type": "string",
-        "format": "uri",
-        "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
-        "maxLength": 2048,
-        "description": "an http or https URL with a host and no spaces",
-    },
-    optional=True,
-)
+_URL_SCHEMA = {
+    "type": "string",
+    "format": "uri",
+    "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
+    "maxLength": 2048,
+    "description": "an http or https URL with a host and no spaces",
+}
+url = _converter(_url, _URL_SCHEMA, optional=True)
+http_url = _converter(_url, _URL_SCHEMA)
+"""A required ``url``: null is refused like any other non-URL."""
 
 _DATE = re.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}")
 

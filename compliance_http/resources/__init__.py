@@ -149,7 +149,7 @@ class OperationResource:
             else:  # sent chunk by chunk; the WSGI server closes the iterator when done
                 resp.stream = iter(result.chunks)
         elif isinstance(result, Accepted):
-            resp.location = self._locate(result.status, (result.job.id,))
+            resp.location = self._locate(result.status, result.location_ids)
             send(req, resp, wire.dumps(result.job))
         else:
             send(req, resp, wire.dumps(result))

@@ -12,6 +12,7 @@ import attrs
 from compliance_core.areas.api_keys import ApiKey, DailyUsage
 from compliance_core.areas.organizations import Organization
 from compliance_core.areas.people import Person
+from compliance_core.areas.webhooks import DELIVERIES, DeliveryState, WebhookDelivery
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.idempotency import IdempotencyRecord
@@ -112,6 +113,22 @@ class MemoryRecords(_Repo):
         for item in items:
             self.delete(item.organization_id, item.id)
         return len(items)
+
+
+class MemoryDeliveries(MemoryRecords):
+    """The webhook deliveries table, with the engine's ``due`` query."""
+
+    def __init__(self, tables: Tables) -> None:
+        super().__init__(tables, DELIVERIES.name, DELIVERIES.newest_first)
+
+    def due(self, now: dt.datetime, limit: int) -> builtins.list[WebhookDelivery]:
+        due = [
+            d
+            for d in self.t.values(self.table)
+            if (d.state == DeliveryState.PENDING and d.due_at <= now)
+            or (d.state == DeliveryState.SENDING and d.lease_expires_at is not None and d.lease_expires_at <= now)
+        ]
+        return sorted(due, key=lambda d: (d.due_at, d.id))[:limit]
 
 
 class MemoryOrganizations(_Repo):

@@ -15,6 +15,7 @@ from compliance_core.kernel.uow import Store
 from ..copy import CopyReport, copy_store
 from .repositories import (
     MemoryApiKeys,
+    MemoryDeliveries,
     MemoryIdempotency,
     MemoryOrganizations,
     MemoryOutbox,
@@ -35,6 +36,7 @@ REPOSITORIES: dict[str, Callable[[Tables], Any]] = {
     "rate_limits": MemoryRateLimits,
     "outbox": MemoryOutbox,
     "people": MemoryPeople,
+    "webhook_deliveries": MemoryDeliveries,
 }
 """Repositories with more than a declared ``Records`` table's behaviour; every other declared
 table is a ``MemoryRecords``."""

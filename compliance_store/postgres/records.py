@@ -8,11 +8,14 @@ from typing import Any, ClassVar, TypeVar
 
 import psycopg
 
+from compliance_core.areas.webhooks import WebhookDelivery
+
+from ..deliveries import ScopedDeliveries
 from ..records import ScopedRecords
 from .codec import Mapper, stream
 from .listing import PagedQuery
 
-__all__ = ["PostgresRecords"]
+__all__ = ["PostgresRecords", "PostgresDeliveries"]
 
 M = TypeVar("M")
 
@@ -29,3 +32,7 @@ class PostgresRecords(ScopedRecords[M]):
         """Every record of every organization, by (organization_id, id), read in batches
         (``compliance_store.copy``)."""
         return map(self._mapper.from_row, stream(self._cur, self._dump_sql))
+
+
+class PostgresDeliveries(ScopedDeliveries, PostgresRecords[WebhookDelivery]):
+    """The webhook deliveries table, with the engine's ``due`` query."""

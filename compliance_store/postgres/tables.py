@@ -14,6 +14,7 @@ from typing import Any
 
 from compliance_core.areas import AREAS
 from compliance_core.areas.people import PEOPLE
+from compliance_core.areas.webhooks import DELIVERIES
 from compliance_core.kernel.registry import Area
 
 from ..registry import SCOPED_KEY, Table, derive, kernel_tables
@@ -23,7 +24,7 @@ from .organizations import PostgresOrganizations
 from .outbox import PostgresOutbox
 from .people import PostgresPeople
 from .rate_limits import PostgresRateLimits
-from .records import PostgresRecords
+from .records import PostgresDeliveries, PostgresRecords
 
 __all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "SUPPORT_TABLES", "OVERRIDES", "TABLES", "registry"]
 
@@ -44,7 +45,7 @@ SUPPORT_TABLES: dict[str, tuple[str, ...]] = {
 """Tables no repository is named after, with the columns the repositories and triggers use
 (``key_usage`` belongs to ``PostgresApiKeys``, the counters to the ``Records`` triggers)."""
 
-OVERRIDES: dict[str, Any] = {PEOPLE.name: PostgresPeople}
+OVERRIDES: dict[str, Any] = {PEOPLE.name: PostgresPeople, DELIVERIES.name: PostgresDeliveries}
 """Declared ``Records`` tables whose repository does more than ``PostgresRecords``."""
 
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, ClassVar, TypeVar
 
+from compliance_core.areas.webhooks import WebhookDelivery
+
+from ..deliveries import ScopedDeliveries
 from ..records import ScopedRecords
 from .codec import Mapper
 from .listing import PagedQuery
 
-__all__ = ["SqliteRecords"]
+__all__ = ["SqliteRecords", "SqliteDeliveries"]
 
 M = TypeVar("M")
 
@@ -22,3 +25,7 @@ class SqliteRecords(ScopedRecords[M]):
     def __init__(self, conn: sqlite3.Connection, pages: PagedQuery[M]) -> None:
         super().__init__(conn, pages)
         self._conn = conn
+
+
+class SqliteDeliveries(ScopedDeliveries, SqliteRecords[WebhookDelivery]):
+    """The webhook deliveries table, with the engine's ``due`` query."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from compliance_core.areas import AREAS
 from compliance_core.areas.people import PEOPLE
+from compliance_core.areas.webhooks import DELIVERIES
 from compliance_core.kernel.registry import Area
 
 from ..registry import SCOPED_KEY, Table, derive, kernel_tables
@@ -23,7 +24,7 @@ from .organizations import SqliteOrganizations
 from .outbox import SqliteOutbox
 from .people import SqlitePeople
 from .rate_limits import SqliteRateLimits
-from .records import SqliteRecords
+from .records import SqliteDeliveries, SqliteRecords
 
 __all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "OVERRIDES", "TABLES", "registry"]
 
@@ -36,7 +37,7 @@ KERNEL_TABLES: tuple[Table, ...] = kernel_tables(
 )
 """What every store keeps whatever the areas (``key_usage`` belongs to ``SqliteApiKeys``)."""
 
-OVERRIDES: dict[str, Any] = {PEOPLE.name: SqlitePeople}
+OVERRIDES: dict[str, Any] = {PEOPLE.name: SqlitePeople, DELIVERIES.name: SqliteDeliveries}
 """Declared ``Records`` tables whose repository does more than ``SqliteRecords``."""
 
 

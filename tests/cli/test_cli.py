@@ -284,6 +284,7 @@ def test_every_command_is_covered() -> None:
         "keys revoke",
         "org list",
         "serve",
+        "worker",
         "maintenance",
         "migrate-store",
         "openapi",
@@ -509,3 +510,11 @@ def test_serve_quiet_turns_the_access_log_off(monkeypatch, db: str, argv, access
     [call] = calls
     assert call["access_log"] is access_log
     assert (call["url"], call["port"], call["workers"], call["threads"]) == (store_url(db), 0, 1, 3)
+
+
+def test_worker_needs_a_database_it_can_share(run, tmp_path: Path) -> None:
+    code, _, err = run("worker", "--db", "memory://")
+    assert code == 2 and err["error"]["details"]["field"] == "--db"
+    code, _, err = run("worker", "--db", str(tmp_path / "missing.db"))
+    assert code == 2 and "compliance init" in err["error"]["details"]["reason"]
+    assert not (tmp_path / "missing.db").exists()

@@ -27,6 +27,7 @@ from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFindi
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.vendors import NewVendor, VendorFilter
+from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.events import OUTBOX
 from compliance_http.cli import main
 
@@ -72,8 +73,8 @@ class Instance:
 def seed_instance(path: Path) -> Instance:
     """A SQLite instance with something in every table, written through the platform: two
     organizations, vendors (archived ones and sub-processors included), people, findings,
-    finding templates, API keys (one revoked) with usage and rate-limit buckets, idempotency
-    records and the outbox events of all of it."""
+    finding templates, API keys (one revoked) with usage and rate-limit buckets, a webhook and a
+    queued delivery, idempotency records and the outbox events of all of it."""
     db = str(path)
     with Platform.open(f"sqlite:///{db}") as platform:
         boot = platform.bootstrap("Acme GmbH")
@@ -134,6 +135,8 @@ def seed_instance(path: Path) -> Instance:
         platform.access.flush()
         platform.api_keys.revoke(owner, revoked.key.id)
         platform.vendors.create(platform.actor(other.organization.id), NewVendor(name="Globex's own"))
+        hook = platform.webhooks.create(owner, NewWebhook(url="https://93.184.215.14/hook", events=["*"])).webhook
+        platform.webhooks.ping(owner, hook.id)
     return Instance(
         db=db,
         organization_id=boot.organization.id,

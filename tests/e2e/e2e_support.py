@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -133,12 +133,15 @@ class ServerProcess:
         return self.errors.read()
 
 
-def start_server(db: Path | str, *, workers: int = 2, env: dict[str, str] | None = None) -> ServerProcess:
+def start_server(
+    db: Path | str, *, workers: int = 2, env: dict[str, str] | None = None, args: Sequence[str] = ()
+) -> ServerProcess:
     """`compliance serve` on a free port (``--port 0``; the URL is read from its output), once
-    /v1/health answers. ``db`` is a SQLite file or a store URL (``postgresql://...?schema=...``)."""
+    /v1/health answers. ``db`` is a SQLite file or a store URL (``postgresql://...?schema=...``);
+    ``args`` are more options (``--no-deliver``)."""
     errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by ServerProcess.stop)
     process = subprocess.Popen(
-        [COMPLIANCE, "serve", "--db", str(db), "--port", "0", "--workers", str(workers), "--threads", "4"],
+        [COMPLIANCE, "serve", "--db", str(db), "--port", "0", "--workers", str(workers), "--threads", "4", *args],
         stdout=subprocess.PIPE,
         stderr=errors,
         text=True,

@@ -46,6 +46,12 @@ def test_subscribe_to_events_example() -> None:
     ]
 
 
+def test_webhooks_example() -> None:
+    done = run_example("webhooks.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["finding.created: MFA not enforced", "finding.updated: MFA not enforced"]
+
+
 @pytest.mark.slow
 def test_over_http_example_against_a_real_server(serve, tmp_path: Path) -> None:
     server = serve(tmp_path / "example.db", workers=1)

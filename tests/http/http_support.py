@@ -73,10 +73,17 @@ def issue_key(platform: Platform, organization_id: str, role: Role | str, **opti
 
 def _strict(document: dict[str, Any]) -> dict[str, Any]:
     """The components with undocumented keys forbidden, to catch the wire and the document
-    drifting apart (the ``allOf`` of IssuedKey cannot be strict and is left as is)."""
+    drifting apart (a schema an ``allOf`` extends, such as IssuedKey's ApiKey, cannot be strict
+    and is left as is)."""
     components = copy.deepcopy(document["components"])
+    extended = {
+        part["$ref"].rsplit("/", 1)[1]
+        for schema in components["schemas"].values()
+        for part in schema.get("allOf", ())
+        if "$ref" in part
+    }
     for name, schema in components["schemas"].items():
-        if schema.get("type") == "object" and "properties" in schema and name != "ApiKey":
+        if schema.get("type") == "object" and "properties" in schema and name not in extended:
             schema.setdefault("additionalProperties", False)
     return components
 

@@ -87,7 +87,31 @@ class World:
         return caller.request(method or endpoint.method, path, body=self.body(endpoint))
 
     def ids(self, endpoint: Endpoint) -> dict[str, str]:
-        return {name: self.record(endpoint.operation.area) for name in endpoint.operation.ids}
+        """Real ids for the endpoint's path: the first from the area's create, each later one (a
+        record under the earlier ones) from the POST that makes what the GET of that path reads."""
+        names = endpoint.operation.ids
+        made: dict[str, str] = {}
+        for index, name in enumerate(names):
+            if index == 0:
+                made[name] = self.record(endpoint.operation.area)
+                continue
+            maker = _maker(names[: index + 1])
+            result = self.owner.post(maker.path.format(**made), self.body(maker))
+            assert result.status_code == maker.status, result.text
+            made[name] = str(result.json["id"])
+        return made
+
+
+def _maker(ids: tuple[str, ...]) -> Endpoint:
+    """The POST that makes a record under ``ids[:-1]``: it answers (or accepts) the model the
+    GET taking exactly ``ids`` reads."""
+    reader = next(e for e in ENDPOINTS if e.method == "GET" and e.operation.ids == ids and not e.operation.paged)
+    model = reader.operation.result
+    for endpoint in ENDPOINTS:
+        same_parent = endpoint.method == "POST" and endpoint.operation.ids == ids[:-1]
+        if same_parent and model in (endpoint.operation.result, endpoint.accepted):
+            return endpoint
+    raise LookupError(f"no operation makes the {model.__name__} that {_name(reader)} reads")
 
 
 def _fresh(value: Any, n: int) -> Any:

@@ -21,6 +21,7 @@ from . import (
     m0004_finding_templates,
     m0005_active_keys_by_role,
     m0007_audit_log,
+    m0008_webhooks,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -35,6 +36,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0004_finding_templates", m0004_finding_templates.apply),
     ("0005_active_keys_by_role", m0005_active_keys_by_role.apply),
     ("0007_audit_log", m0007_audit_log.apply),
+    ("0008_webhooks", m0008_webhooks.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

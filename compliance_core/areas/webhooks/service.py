@@ -1,0 +1,242 @@
+"""The Webhook group: configure endpoints, read their delivery log, ask for a redelivery.
+
+Endpoint writes record events (and so audit entries). Delivery rows are bookkeeping and record
+none: an event per attempt would itself be delivered, a feedback loop.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ...kernel.errors import Conflict, NotFound, ValidationError
+from ...kernel.idempotency import run_idempotent
+from ...kernel.pagination import Page, PageCache, PageRequest
+from ...kernel.permissions import Actor, authorize
+from ...kernel.records import changed, fetch, list_page
+from ...kernel.registry import Accepted
+from ...kernel.uow import Tx, UnitOfWork
+from .models import (
+    ALL_EVENTS,
+    DELIVERIES,
+    WEBHOOK_READ,
+    WEBHOOK_WRITE,
+    WEBHOOKS,
+    DeliveryFilter,
+    DeliveryQuery,
+    DeliveryState,
+    IssuedWebhook,
+    NewWebhook,
+    Webhook,
+    WebhookCreated,
+    WebhookDeleted,
+    WebhookDelivery,
+    WebhookFilter,
+    WebhookPatch,
+    WebhookSecretRotated,
+    WebhookUpdated,
+    event_body_text,
+)
+from .safety import WebhookPolicy, check_url
+from .signing import new_secret
+
+__all__ = ["WebhookService", "PING"]
+
+PING = "webhook.ping"
+"""The type of the event ``ping`` sends: to the one endpoint asked, whatever it subscribes to."""
+
+
+@attrs.define
+class WebhookService:
+    """
+    :param event_types: the catalogue a subscription may name (every event the platform's areas
+        declare)
+    :param policy: where endpoints may point (see ``safety``)
+    """
+
+    uow: UnitOfWork
+    pages: PageCache
+    event_types: frozenset[str] = frozenset()
+    policy: WebhookPolicy = attrs.field(factory=WebhookPolicy)
+
+    def list(
+        self, actor: Actor, filters: WebhookFilter | None = None, page: PageRequest | None = None
+    ) -> Page[Webhook]:
+        authorize(actor, WEBHOOK_READ)
+        with self.uow.read() as session:
+            return list_page(
+                session, WEBHOOKS, self.pages, actor.organization_id, filters or WebhookFilter(), page or PageRequest()
+            )
+
+    def get(self, actor: Actor, webhook_id: str) -> Webhook:
+        authorize(actor, WEBHOOK_READ)
+        with self.uow.read() as session:
+            return fetch(session, WEBHOOKS, actor.organization_id, webhook_id)
+
+    def create(self, actor: Actor, data: NewWebhook, *, idempotency_key: str | None = None) -> IssuedWebhook:
+        authorize(actor, WEBHOOK_WRITE)
+        self._check(data.url, data.events)
+        now = self.uow.clock.now()
+        issued: list[IssuedWebhook] = []
+
+        def create() -> Webhook:
+            secret = new_secret()
+            webhook = Webhook(
+                id=self.uow.ids.new(WEBHOOKS.prefix),
+                organization_id=actor.organization_id,
+                secret=secret,
+                created_at=now,
+                updated_at=now,
+                **attrs.asdict(data, recurse=False),
+            )
+            tx[WEBHOOKS].add(webhook)
+            tx.record(WebhookCreated(organization_id=actor.organization_id, subject=webhook))
+            issued.append(IssuedWebhook(webhook=webhook, secret=secret))
+            return webhook
+
+        with self.uow.write(actor) as tx:
+            webhook = run_idempotent(tx, actor, idempotency_key, "webhooks.create", data, now, create)
+        return issued[0] if issued else IssuedWebhook(webhook=webhook, secret=None)
+
+    def update(self, actor: Actor, webhook_id: str, patch: WebhookPatch) -> Webhook:
+        """Turning ``active`` back on clears why the engine disabled the endpoint."""
+        authorize(actor, WEBHOOK_WRITE)
+        changes = patch.changes()
+        if "url" in changes or "events" in changes:
+            self._check(changes.get("url"), changes.get("events"))
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, WEBHOOKS, actor.organization_id, webhook_id)
+            if changes.get("active") is True and not current.active:
+                changes.update(disabled_reason=None, disabled_at=None)
+            previous = changed(current, changes)
+            if not previous:
+                return current
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx[WEBHOOKS].update(updated)
+            tx.record(WebhookUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
+        return updated
+
+    def delete(self, actor: Actor, webhook_id: str) -> None:
+        """Attempts still queued for the endpoint are dropped by the engine when it reaches them."""
+        authorize(actor, WEBHOOK_WRITE)
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, WEBHOOKS, actor.organization_id, webhook_id)
+            tx[WEBHOOKS].delete(actor.organization_id, webhook_id)
+            tx.record(WebhookDeleted(organization_id=actor.organization_id, subject=current))
+
+    def rotate_secret(self, actor: Actor, webhook_id: str) -> IssuedWebhook:
+        """A new secret at once: attempts sent from now on are signed with it."""
+        authorize(actor, WEBHOOK_WRITE)
+        secret = new_secret()
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, WEBHOOKS, actor.organization_id, webhook_id)
+            rotated = attrs.evolve(current, secret=secret, updated_at=self.uow.clock.now())
+            tx[WEBHOOKS].update(rotated)
+            tx.record(WebhookSecretRotated(organization_id=actor.organization_id, subject=rotated))
+        return IssuedWebhook(webhook=rotated, secret=secret)
+
+    def ping(self, actor: Actor, webhook_id: str) -> Accepted[WebhookDelivery]:
+        """Queue a ``webhook.ping`` event (its data: the endpoint as the API shows it) for this
+        endpoint only: a receiver's first test."""
+        authorize(actor, WEBHOOK_WRITE)
+        now = self.uow.clock.now()
+        with self.uow.write(actor) as tx:
+            webhook = self._active(tx, actor.organization_id, webhook_id)
+            event_id = self.uow.ids.new("evt")
+            body = {
+                "id": event_id,
+                "type": PING,
+                "createdAt": self.uow.renderer.json(now),
+                "organizationId": actor.organization_id,
+                "data": self.uow.renderer.json(webhook),
+            }
+            delivery = self._queue(tx, webhook, event_id, PING, event_body_text(body))
+        return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
+
+    def deliveries(
+        self, actor: Actor, webhook_id: str, filters: DeliveryQuery | None = None, page: PageRequest | None = None
+    ) -> Page[WebhookDelivery]:
+        authorize(actor, WEBHOOK_READ)
+        state = filters.state if filters is not None else None
+        with self.uow.read() as session:
+            fetch(session, WEBHOOKS, actor.organization_id, webhook_id)
+            return list_page(
+                session,
+                DELIVERIES,
+                self.pages,
+                actor.organization_id,
+                DeliveryFilter(webhook_id=webhook_id, state=state),
+                page or PageRequest(),
+            )
+
+    def get_delivery(self, actor: Actor, webhook_id: str, delivery_id: str) -> WebhookDelivery:
+        authorize(actor, WEBHOOK_READ)
+        with self.uow.read() as session:
+            return self._delivery(session, actor.organization_id, webhook_id, delivery_id)
+
+    def redeliver(self, actor: Actor, webhook_id: str, delivery_id: str) -> Accepted[WebhookDelivery]:
+        """A new attempt 1 of the same event (same event id, same body), due now, with its own
+        retry schedule."""
+        authorize(actor, WEBHOOK_WRITE)
+        with self.uow.write(actor) as tx:
+            source = self._delivery(tx, actor.organization_id, webhook_id, delivery_id)
+            webhook = self._active(tx, actor.organization_id, webhook_id)
+            delivery = self._queue(
+                tx, webhook, source.event_id, source.event_type, source.body, redelivery_of=source.id
+            )
+        return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _check(self, url: str | None, events: tuple[str, ...] | None) -> None:
+        if events is not None and self.event_types:
+            for index, name in enumerate(events):
+                if name != ALL_EVENTS and name not in self.event_types:
+                    raise ValidationError.field(f"events[{index}]", name, "is not an event type of this platform")
+        if url is not None:
+            check_url(url, self.policy)
+
+    @staticmethod
+    def _active(tx: Tx, organization_id: str, webhook_id: str) -> Webhook:
+        webhook = fetch(tx, WEBHOOKS, organization_id, webhook_id)
+        if not webhook.active:
+            raise Conflict(
+                "the webhook is inactive: set active to true first",
+                {"field": "webhookId", "value": webhook_id, "reason": "is inactive"},
+            )
+        return webhook
+
+    @staticmethod
+    def _delivery(session: object, organization_id: str, webhook_id: str, delivery_id: str) -> WebhookDelivery:
+        delivery = fetch(session, DELIVERIES, organization_id, delivery_id)  # type: ignore[arg-type]
+        if delivery.webhook_id != webhook_id:
+            raise NotFound.resource(DELIVERIES.kind, delivery_id)
+        fetch(session, WEBHOOKS, organization_id, webhook_id)  # type: ignore[arg-type]
+        return delivery
+
+    def _queue(
+        self,
+        tx: Tx,
+        webhook: Webhook,
+        event_id: str,
+        event_type: str,
+        body: str,
+        *,
+        redelivery_of: str | None = None,
+    ) -> WebhookDelivery:
+        now = self.uow.clock.now()
+        delivery = WebhookDelivery(
+            id=self.uow.ids.new(DELIVERIES.prefix),
+            organization_id=webhook.organization_id,
+            webhook_id=webhook.id,
+            event_id=event_id,
+            event_type=event_type,
+            attempt=1,
+            state=DeliveryState.PENDING,
+            due_at=now,
+            redelivery_of=redelivery_of,
+            body=body,
+            created_at=now,
+            updated_at=now,
+        )
+        tx[DELIVERIES].add(delivery)
+        return delivery
