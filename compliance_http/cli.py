@@ -239,7 +239,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
-    _emit({"purgedIdempotencyRecords": purged})
+        due = platform.policies.sweep_reviews()
+    _emit({"purgedIdempotencyRecords": purged, "policiesDueForReview": due})
     return 0
 
 
@@ -578,10 +579,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records older than 24 hours",
+        help="purge idempotency records older than 24 hours; sweep policy reviews",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
-        'again) and print {"purgedIdempotencyRecords": N}. A running server also does this '
-        "periodically; run it from cron for a database no server is serving.",
+        "again), move published policies past their review date to needs_review, and print "
+        '{"purgedIdempotencyRecords": N, "policiesDueForReview": M}. A running server also does '
+        "this periodically; run it from cron for a database no server is serving.",
     )
     _add_db(maintenance)
     _options(maintenance)
