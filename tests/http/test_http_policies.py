@@ -121,7 +121,7 @@ def test_approval_by_the_named_approver_over_http(api: Api) -> None:
 def test_pdf_downloads(api: Api) -> None:
     policy = api.post(ROOT, AUP).json
     one = f"{ROOT}/{policy['id']}"
-    error(api.get(f"{one}/pdf"), 409, "conflict")
+    error(api.get(f"{one}/pdf"), 404, "not_found")
     api.post(f"{one}/versions/publish", {})
     single = api.get(f"{one}/pdf")
     assert single.status_code == 200 and single.headers["Content-Type"] == "application/pdf"

@@ -320,8 +320,9 @@ def test_all_policies_in_force_in_one_pdf(platform, owner) -> None:
 
 def test_a_draft_has_nothing_to_download(platform, owner) -> None:
     policy = platform.policies.create(owner, AUP)
-    with pytest.raises(Conflict):
+    with pytest.raises(NotFound) as raised:
         platform.policies.download(owner, policy.id)
+    assert raised.value.details["resource"] == "policy version"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

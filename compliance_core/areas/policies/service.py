@@ -423,8 +423,11 @@ class PolicyService:
         authorize(actor, POLICY_READ)
         with self.uow.read() as session:
             policy = self._visible(session, actor, policy_id)
-            if policy.current_version_id is None:
-                raise _conflict(policy, "has no published version to download", "status", policy.status.value)
+            if policy.current_version_id is None:  # nothing to read yet: a read answers 404, not 409
+                raise NotFound(
+                    f"policy {policy.id} has no published version",
+                    {"resource": POLICY_VERSIONS.kind, "policyId": policy.id, "reason": "no version is published yet"},
+                )
             document = _document(
                 policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id)
             )
