@@ -207,7 +207,7 @@ def _org_list(args: argparse.Namespace) -> int:
 
 
 def _keys_create(args: argparse.Namespace) -> int:
-    data = NewApiKey(name=args.name, role=args.role, expires_at=args.expires_at)
+    data = NewApiKey(name=args.name, role=args.role, expires_at=args.expires_at, person_id=args.person_id)
     with _open(args.db) as platform:
         issued = platform.api_keys.create(platform.actor(args.org), data)
     _emit({"id": issued.key.id, "key": issued.secret})
@@ -523,6 +523,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--expires-at",
         metavar="ISO",
         help="expiry as an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z (default: never)",
+    )
+    create.add_argument(
+        "--person-id",
+        metavar="ID",
+        help="the person the key acts as (required for the employee and contractor roles)",
     )
     _options(create)
     create.set_defaults(run=_keys_create)

@@ -195,6 +195,8 @@ def test_keys_create_list_revoke(run, db: str, org: dict) -> None:
         (["--role", "auditor", "--expires-at", "next tuesday"], "--expires-at"),
         (["--role", "auditor", "--expires-at", "2001-01-01T00:00:00Z"], "--expires-at"),
         (["--role", "auditor", "--name", "   "], "--name"),
+        (["--role", "employee"], "--person-id"),
+        (["--role", "contractor", "--person-id", "mem_nobody"], "--person-id"),
     ],
 )
 def test_keys_create_rejects_bad_input(run, db: str, org: dict, argv, field) -> None:
