@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
@@ -19,7 +19,7 @@ from ...kernel.idempotency import run_idempotent
 from ...kernel.pagination import Page, PageCache, PageRequest
 from ...kernel.permissions import MANAGERS, Actor, Role, authorize
 from ...kernel.records import changed, fetch, list_page
-from ...kernel.registry import Download, Repo, Session
+from ...kernel.registry import Download, Session
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
     ACKNOWLEDGEMENTS,
@@ -59,76 +59,11 @@ from .models import (
     next_review,
 )
 from .pdf import PolicyDocument, PolicyPdf, load_renderer
+from .ports import ORGANIZATIONS, PEOPLE, ActivePeople, every
 
-__all__ = ["PolicyService", "PEOPLE", "ORGANIZATIONS", "PDF"]
+__all__ = ["PolicyService", "PDF"]
 
 PDF = "application/pdf"
-
-
-class _Person(Protocol):
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def is_active(self) -> bool: ...
-
-    @property
-    def role(self) -> Role: ...
-
-
-class PersonDirectory(Protocol):
-    """The port to the people area: one person, or a page of them."""
-
-    def get(self, organization_id: str, person_id: str) -> _Person | None: ...
-
-    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[list[_Person], int]: ...
-
-
-@attrs.frozen(kw_only=True)
-class _ActivePeople:
-    """The people table's filter, by its column names (``role``, ``department``, ``is_active``):
-    every active person. The stores match these columns; ``matches`` is the reference."""
-
-    role: str | None = None
-    department: str | None = None
-    is_active: bool = True
-
-    def matches(self, person: Any) -> bool:
-        return bool(person.is_active)
-
-
-class _Organization(Protocol):
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-
-class OrganizationDirectory(Protocol):
-    """The port to the organizations area: the review sweep visits every organization."""
-
-    def get(self, organization_id: str) -> _Organization | None: ...
-
-    def list_all(self) -> list[_Organization]: ...
-
-
-PEOPLE: Repo[PersonDirectory] = Repo("people")
-ORGANIZATIONS: Repo[OrganizationDirectory] = Repo("organizations")
-_BATCH = 200
-
-
-def _every(repository: Any, organization_id: str, filters: Any) -> list[Any]:
-    """Every matching record of a repository, page by page (the sets read this way are an
-    organization's policies, one version's sign-offs or its active people)."""
-    found: list[Any] = []
-    number = 1
-    while True:
-        items, total = repository.list(organization_id, filters, PageRequest(page=number, per_page=_BATCH))
-        found += items
-        if len(found) >= total or not items:
-            return found
-        number += 1
 
 
 def _staff(actor: Actor) -> bool:
@@ -210,7 +145,7 @@ class PolicyService:
                 return PolicySignOff(policy_id=policy.id, version_id=None, version=0, required=0, acknowledged=0)
             signed = {
                 a.person_id: a.created_at
-                for a in _every(
+                for a in every(
                     session[ACKNOWLEDGEMENTS],
                     policy.organization_id,
                     AcknowledgementFilter(version_id=policy.current_version_id),
@@ -442,7 +377,7 @@ class PolicyService:
             title = f"{organization.name if organization else actor.organization_id}: policies"
             documents = [
                 _document(policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id))
-                for policy in _every(session[POLICIES], actor.organization_id, PolicyFilter(in_force=True))
+                for policy in every(session[POLICIES], actor.organization_id, PolicyFilter(in_force=True))
                 if policy.current_version_id is not None
             ]
         return Download(filename="policies.pdf", media_type=PDF, chunks=_pieces(self._render(title, documents)))
@@ -463,7 +398,7 @@ class PolicyService:
             with self.uow.write() as tx:
                 due = [
                     p
-                    for p in _every(tx[POLICIES], organization_id, PolicyFilter(status=PolicyStatus.PUBLISHED))
+                    for p in every(tx[POLICIES], organization_id, PolicyFilter(status=PolicyStatus.PUBLISHED))
                     if p.next_review_date is not None and p.next_review_date <= today
                 ]
                 for policy in due:
@@ -584,7 +519,7 @@ class PolicyService:
             return ()
         if policy.signer_ids:
             return policy.signer_ids
-        return tuple(p.id for p in _every(session[PEOPLE], policy.organization_id, _ActivePeople()))
+        return tuple(p.id for p in every(session[PEOPLE], policy.organization_id, ActivePeople()))
 
     def _render(self, title: str, documents: Sequence[PolicyDocument]) -> bytes:
         if self._pdf is None:
