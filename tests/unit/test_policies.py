@@ -354,3 +354,12 @@ def test_acknowledgement_status_follows_a_simple_model(steps) -> None:
     assert {
         a.person_id for a in everyone if a.version_id == platform.policies.get(owner, policy.id).current_version_id
     } == signed
+
+
+def test_controls_are_linked_by_id_until_their_area_lands(platform, owner) -> None:
+    policy = platform.policies.create(owner, NewPolicy(name="P", control_ids=["ctl_a1", "ctl_b2", "ctl_a1"]))
+    assert policy.control_ids == ("ctl_a1", "ctl_b2")
+    assert platform.policies.update(owner, policy.id, PolicyPatch(control_ids=None)).control_ids == ()
+    with pytest.raises(ValidationError) as raised:
+        PolicyPatch(control_ids=["ctl_ok", 7])
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("controlIds[1]", 7)

@@ -79,6 +79,7 @@ __all__ = [
 MAX_CONTENT = 100_000
 """Characters of Markdown a policy holds."""
 MAX_SIGNERS = 1000
+MAX_CONTROLS = 500
 
 
 class PolicyStatus(enum.StrEnum):
@@ -124,6 +125,8 @@ class Policy:
     """Who must sign: these people, or every active person when empty."""
     assignee_id: str | None = None
     """The person who owns the policy's upkeep."""
+    control_ids: tuple[str, ...] = ()
+    """The controls the policy serves (many to many): ids only until the controls area lands."""
     approver_id: str | None = None
     """The person named to decide the pending approval (None: any manager decides)."""
     pending_approval: bool = False
@@ -203,33 +206,41 @@ class PolicySignOff:
 _ID = re.compile(r"^[a-z]+(_[a-z]+)?_[0-9a-zA-Z]+$")
 
 
-def _signer_ids(value: Any, field: attrs.Attribute) -> Any:
-    if value is UNSET:
-        return value
-    if value is None:
-        return ()
-    if not isinstance(value, (list, tuple)):
-        raise ValidationError.field("signerIds", value, "must be a list of person ids")
-    if len(value) > MAX_SIGNERS:
-        raise ValidationError.field("signerIds", len(value), f"at most {MAX_SIGNERS} people")
-    seen: list[str] = []
-    for index, item in enumerate(value):
-        if not isinstance(item, str) or not _ID.match(item) or len(item) > 64:
-            raise ValidationError.field(f"signerIds[{index}]", item, "must be an identifier such as mem_...")
-        if item not in seen:
-            seen.append(item)
-    return tuple(seen)
+def _id_list(wire: str, example: str, limit: int, description: str) -> Checked:
+    """A list of record ids (null: none), duplicates dropped, each named by its index when bad."""
+
+    def check(value: Any, field: attrs.Attribute) -> Any:
+        if value is UNSET:
+            return value
+        if value is None:
+            return ()
+        if not isinstance(value, (list, tuple)):
+            raise ValidationError.field(wire, value, "must be a list of identifiers")
+        if len(value) > limit:
+            raise ValidationError.field(wire, len(value), f"at most {limit} entries")
+        seen: list[str] = []
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not _ID.match(item) or len(item) > 64:
+                raise ValidationError.field(f"{wire}[{index}]", item, f"must be an identifier such as {example}")
+            if item not in seen:
+                seen.append(item)
+        return tuple(seen)
+
+    return register_schema(
+        Checked(check, takes_field=True),
+        {
+            "type": "array",
+            "maxItems": limit,
+            "nullable": True,
+            "description": description,
+            "items": {"type": "string", "pattern": _ID.pattern, "maxLength": 64},
+        },
+    )
 
 
-signer_ids = register_schema(
-    Checked(_signer_ids, takes_field=True),
-    {
-        "type": "array",
-        "maxItems": MAX_SIGNERS,
-        "nullable": True,
-        "description": "person ids; empty or null: every active person signs",
-        "items": {"type": "string", "pattern": _ID.pattern, "maxLength": 64},
-    },
+signer_ids = _id_list("signerIds", "mem_...", MAX_SIGNERS, "person ids; empty or null: every active person signs")
+control_ids = _id_list(
+    "controlIds", "ctl_...", MAX_CONTROLS, "the controls the policy serves (checked against controls once they exist)"
 )
 
 
@@ -242,6 +253,7 @@ class NewPolicy:
     is_required_to_sign: bool = attrs.field(default=True, converter=boolean)
     signer_ids: tuple[str, ...] = attrs.field(default=(), converter=signer_ids)
     assignee_id: str | None = attrs.field(default=None, converter=optional_id)
+    control_ids: tuple[str, ...] = attrs.field(default=(), converter=control_ids)
 
 
 _NEW = attrs.fields(NewPolicy)
@@ -259,6 +271,7 @@ class PolicyPatch(Patch):
     is_required_to_sign: bool | Unset = patch_field(_NEW.is_required_to_sign.converter)
     signer_ids: tuple[str, ...] | Unset = patch_field(_NEW.signer_ids.converter)
     assignee_id: str | None | Unset = patch_field(_NEW.assignee_id.converter)
+    control_ids: tuple[str, ...] | Unset = patch_field(_NEW.control_ids.converter)
     next_review_date: dt.date | None | Unset = patch_field(date)
 
 

@@ -1,7 +1,8 @@
 """0006_policies: the policies area (policies, their frozen versions, acknowledgements), and the
 person an API key acts as.
 
-``signer_ids`` is a JSON list of person ids. A version number per policy and one
+``signer_ids`` and ``control_ids`` are JSON lists of ids (controls are checked once that
+area exists). A version number per policy and one
 acknowledgement per person and version are kept unique by the service (writers are serialised). Policies are counted per ``archived`` value (the
 register and the archive each have their own total).
 
@@ -36,6 +37,7 @@ def apply(cur: psycopg.Cursor[Any]) -> None:
             "is_required_to_sign": "boolean NOT NULL",
             "signer_ids": "jsonb NOT NULL DEFAULT '[]'",
             "assignee_id": "text",
+            "control_ids": "jsonb NOT NULL DEFAULT '[]'",
             "approver_id": "text",
             "pending_approval": "boolean NOT NULL DEFAULT false",
             "review_comment": "text",

@@ -1,7 +1,8 @@
 """0009_policies: the policies area (policies, their frozen versions, acknowledgements), and the
 person an API key acts as.
 
-``signer_ids`` is a JSON list of person ids. A version number per policy and one
+``signer_ids`` and ``control_ids`` are JSON lists of ids (controls are checked once that
+area exists). A version number per policy and one
 acknowledgement per person and version are kept unique by the service (writers are serialised). Policies are counted per ``archived`` value (the
 register and the archive each have their own total).
 
@@ -32,6 +33,7 @@ def apply(db: Database) -> None:
             "is_required_to_sign": "INTEGER NOT NULL",
             "signer_ids": "TEXT NOT NULL DEFAULT '[]'",
             "assignee_id": "TEXT",
+            "control_ids": "TEXT NOT NULL DEFAULT '[]'",
             "approver_id": "TEXT",
             "pending_approval": "INTEGER NOT NULL DEFAULT 0",
             "review_comment": "TEXT",
