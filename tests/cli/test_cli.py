@@ -16,6 +16,7 @@ import pytest
 
 from compliance_core import Platform
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
+from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.vendors import NewVendor
 from compliance_core.kernel.clock import FrozenClock
 from compliance_http import cli
@@ -494,6 +495,18 @@ def test_maintenance_purges_idempotency_records_older_than_a_day(run, db: str, o
     with platform_for(db) as platform:  # the recent record still replays
         again = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
     assert again.id == recent.id
+
+
+def test_maintenance_sweeps_policies_past_their_review_date(run, db: str, org: dict) -> None:
+    owner = org["organizationId"]
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
+    with Platform.open(store_url(db), clock=FrozenClock(long_ago)) as old:
+        policy = old.policies.create(old.actor(owner), NewPolicy(name="Monthly", content="x", frequency="monthly"))
+        old.policies.publish(old.actor(owner), policy.id, PublishPolicy())
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 1}, None)
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0}, None)
+    with platform_for(db) as platform:
+        assert platform.policies.get(platform.actor(owner), policy.id).status == "needs_review"
 
 
 # --- serve --quiet ----------------------------------------------------------------------------
