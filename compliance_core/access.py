@@ -93,7 +93,7 @@ class AccessService:
                 "the API key does not belong to the organization in X-Organization-Id",
                 {"field": "X-Organization-Id", "value": organization_id},
             )
-        actor = Actor(organization_id=key.organization_id, role=key.role, key_id=key.id)
+        actor = Actor(organization_id=key.organization_id, role=key.role, key_id=key.id, person_id=key.person_id)
         with self._lock:
             held = self._leases.get(key.id)
             if held is not None and held.tokens >= 1 and now < held.expires_at:

@@ -14,6 +14,7 @@ from .access import AccessService
 from .areas import AREAS
 from .areas.api_keys import API_KEYS, ApiKeyCreated, IssuedKey, NewApiKey
 from .areas.organizations import ORGANIZATIONS, Organization, OrganizationCreated, Plan
+from .areas.people import PEOPLE
 from .areas.webhooks import DeliveryEngine, Sender, WebhookPolicy
 from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
@@ -182,11 +183,14 @@ class Platform:
         policy = self.settings.get("webhooks") or WebhookPolicy()
         return DeliveryEngine(self.uow, sender, policy=policy, **options)
 
-    def actor(self, organization_id: str, role: Role | str = Role.OWNER) -> Actor:
-        """An in-process caller acting inside ``organization_id`` (operators, embedding apps)."""
+    def actor(self, organization_id: str, role: Role | str = Role.OWNER, *, person_id: str | None = None) -> Actor:
+        """An in-process caller acting inside ``organization_id`` (operators, embedding apps);
+        with ``person_id``, acting as that person of the organization, as a person-bound key does."""
         with self.uow.read() as session:
             require(session[ORGANIZATIONS].get(organization_id), "organization", organization_id)
-        return Actor(organization_id=organization_id, role=Role.parse(role), auth_type="local")
+            if person_id is not None:
+                require(session[PEOPLE].get(organization_id, person_id), "person", person_id)
+        return Actor(organization_id=organization_id, role=Role.parse(role), person_id=person_id, auth_type="local")
 
     def purge_idempotency(self, now: dt.datetime | None = None) -> int:
         """Delete the idempotency records older than the 24-hour retention, in one write, and

@@ -219,7 +219,7 @@ def _org_list(args: argparse.Namespace) -> int:
 
 
 def _keys_create(args: argparse.Namespace) -> int:
-    data = NewApiKey(name=args.name, role=args.role, expires_at=args.expires_at)
+    data = NewApiKey(name=args.name, role=args.role, expires_at=args.expires_at, person_id=args.person_id)
     with _open(args.db) as platform:
         issued = platform.api_keys.create(platform.actor(args.org), data)
     _emit({"id": issued.key.id, "key": issued.secret})
@@ -251,7 +251,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
-    _emit({"purgedIdempotencyRecords": purged})
+        due = platform.policies.sweep_reviews()
+    _emit({"purgedIdempotencyRecords": purged, "policiesDueForReview": due})
     return 0
 
 
@@ -563,6 +564,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ISO",
         help="expiry as an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z (default: never)",
     )
+    create.add_argument(
+        "--person-id",
+        metavar="ID",
+        help="the person the key acts as (required for the employee and contractor roles)",
+    )
     _options(create)
     create.set_defaults(run=_keys_create)
 
@@ -642,10 +648,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records older than 24 hours",
+        help="purge idempotency records older than 24 hours; sweep policy reviews",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
-        'again) and print {"purgedIdempotencyRecords": N}. A running server also does this '
-        "periodically; run it from cron for a database no server is serving.",
+        "again), move published policies past their review date to needs_review, and print "
+        '{"purgedIdempotencyRecords": N, "policiesDueForReview": M}. A running server also does '
+        "this periodically; run it from cron for a database no server is serving.",
     )
     _add_db(maintenance)
     _options(maintenance)

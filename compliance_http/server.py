@@ -100,6 +100,9 @@ LINGER_BYTES = 64 * 1024 * 1024
 PURGE_EVERY = 600.0
 """Seconds between two purges of expired idempotency records (``Platform.purge_idempotency``) by
 the lead worker; it also purges once at start-up."""
+REVIEW_SWEEP_EVERY = 12 * 3600.0
+"""Seconds between two policy review sweeps by the lead worker (the reference sweeps every 12
+hours); it also sweeps once at start-up."""
 WAITRESS_OPTIONS: dict[str, Any] = {
     "ident": "compliance",
     "channel_timeout": 60,  # close idle keep-alive connections after a minute
@@ -649,7 +652,8 @@ def _serving(platform: Platform, *, lead: bool, access_log: bool, deliver: bool 
     sink = AccessLog(sys.stderr) if access_log else None
     purging = periodic_purge(platform) if lead else contextlib.nullcontext()
     sending = delivering(platform) if lead and deliver else contextlib.nullcontext()
-    with _flushing(platform, sink), purging, sending:
+    sweeping = periodic_review_sweep(platform) if lead else contextlib.nullcontext()
+    with _flushing(platform, sink), purging, sending, sweeping:
         yield create_app(platform, access_log=sink)
 
 
@@ -689,6 +693,33 @@ def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[thr
     finally:
         stop.set()
         purger.join()
+
+
+@contextlib.contextmanager
+def periodic_review_sweep(platform: Platform, every: float = REVIEW_SWEEP_EVERY) -> Iterator[threading.Thread]:
+    """Move overdue published policies to ``needs_review`` now and then every ``every`` seconds
+    (``policies.sweep_reviews``), in a thread of the lead worker, while the block runs. A failing
+    sweep is logged and tried again next time; sweeping twice moves nothing more."""
+    stop = threading.Event()
+
+    def run() -> None:
+        while True:
+            try:
+                moved = platform.policies.sweep_reviews()
+            except Exception:  # a busy or failing store must not kill the worker
+                log.exception("could not sweep policy reviews; retrying in %.0f s", every)
+            else:
+                log.info("%d policy(ies) due for review", moved)
+            if stop.wait(every):
+                return
+
+    sweeper = threading.Thread(target=run, name="policy-review-sweep", daemon=True)
+    sweeper.start()
+    try:
+        yield sweeper
+    finally:
+        stop.set()
+        sweeper.join()
 
 
 @contextlib.contextmanager

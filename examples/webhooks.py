@@ -56,8 +56,10 @@ def main() -> None:
 
         finding = platform.findings.create(owner, NewFinding(title="MFA not enforced", severity="high"))
         platform.findings.update(owner, finding.id, FindingPatch(severity="critical"))
-        for _ in range(2):
-            print(inbox.get(timeout=10))
+        # Deliveries run side by side, so events may arrive in any order (each carries its own
+        # createdAt and id): sorted here to print the same lines every time.
+        for line in sorted(inbox.get(timeout=10) for _ in range(2)):
+            print(line)
     server.shutdown()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel.registry import Area
-from . import api_keys, audit_log, finding_templates, findings, organizations, people, vendors, webhooks
+from . import api_keys, audit_log, finding_templates, findings, organizations, people, policies, vendors, webhooks
 
 __all__ = ["AREAS"]
 
@@ -21,4 +21,5 @@ AREAS: tuple[Area[Any], ...] = (
     finding_templates.AREA,
     audit_log.AREA,
     webhooks.AREA,
+    policies.AREA,
 )

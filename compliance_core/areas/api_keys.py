@@ -20,10 +20,10 @@ from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageRequest
 from ..kernel.permissions import MANAGERS, Action, Actor, Role, authorize, ensure_can_grant
-from ..kernel.registry import Area, Operation, Repo
+from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.rendering import WireView
 from ..kernel.uow import UnitOfWork
-from ..kernel.validation import choice, text, timestamp
+from ..kernel.validation import choice, optional_id, text, timestamp
 
 __all__ = [
     "ApiKey",
@@ -41,6 +41,7 @@ __all__ = [
     "API_KEY_READ",
     "API_KEY_REVOKE",
     "LAST_OWNER_KEY",
+    "PERSON_BOUND_ROLES",
     "ApiKeyCreated",
     "ApiKeyRevoked",
     "AREA",
@@ -79,6 +80,8 @@ class ApiKey:
     revoked_at: dt.datetime | None = None
     last_used_at: dt.datetime | None = None
     created_by: str | None = None
+    person_id: str | None = None
+    """The person the key acts as (required for employee and contractor keys)."""
 
     def status(self, now: dt.datetime) -> str:
         if self.revoked_at is not None:
@@ -107,6 +110,7 @@ class NewApiKey:
     name: str = attrs.field(converter=text(100))
     role: Role = attrs.field(converter=choice(Role, fold_case=True))
     expires_at: dt.datetime | None = attrs.field(default=None, converter=timestamp)
+    person_id: str | None = attrs.field(default=None, converter=optional_id)
 
 
 @attrs.frozen(kw_only=True)
@@ -153,6 +157,29 @@ API_KEY_READ = Action("api_key:read", MANAGERS)
 API_KEY_REVOKE = Action("api_key:revoke", MANAGERS)
 
 
+PERSON_BOUND_ROLES = frozenset({Role.EMPLOYEE, Role.CONTRACTOR})
+"""Roles whose keys always act as a person: staff see and sign only what is theirs."""
+
+
+class PersonLookup(Protocol):
+    """The port to the people area: whether an id is a person of the organization."""
+
+    def get(self, organization_id: str, person_id: str) -> object | None: ...
+
+
+PEOPLE: Repo[PersonLookup] = Repo("people")
+
+
+def check_person(session: Session, organization_id: str, data: NewApiKey) -> None:
+    """A key of a staff role acts as a person, who must exist in the organization."""
+    if data.person_id is None:
+        if data.role in PERSON_BOUND_ROLES:
+            raise ValidationError.field("personId", None, f"is required for a key with the {data.role.value} role")
+        return
+    if session[PEOPLE].get(organization_id, data.person_id) is None:
+        raise ValidationError.field("personId", data.person_id, "is not a person in this organization")
+
+
 LAST_OWNER_KEY = "the organization's last active owner key cannot be revoked; create another owner key first"
 """Why revoking the only active Owner key is a ``Conflict``: nobody could manage the
 organization's keys afterwards."""
@@ -186,6 +213,7 @@ class ApiKeyService:
         issued: list[IssuedKey] = []
 
         def create() -> ApiKey:
+            check_person(tx, actor.organization_id, data)
             issued.append(self.issue(actor.organization_id, data, created_by=actor.principal))
             tx[API_KEYS].add(issued[0].key)
             tx.record(ApiKeyCreated(organization_id=actor.organization_id, subject=issued[0].key))
@@ -208,6 +236,7 @@ class ApiKeyService:
             created_at=self.uow.clock.now(),
             expires_at=data.expires_at,
             created_by=created_by,
+            person_id=data.person_id,
         )
         return IssuedKey(key=key, secret=secret)
 

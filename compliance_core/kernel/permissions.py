@@ -90,6 +90,9 @@ class Actor:
     role: Role
     key_id: str | None = None
     user_id: str | None = None
+    person_id: str | None = None
+    """The person this caller acts as (a person-bound key, later a session): it signs policies
+    as that person and reads that person's own items."""
     auth_type: Literal["api-key", "session", "local"] = "api-key"
 
     @property

@@ -114,6 +114,9 @@ class Operation:
         suites (which create records with it)
     :param media_type: for a ``Download`` result, the media type of the file it answers with
         (``text/csv``), as documented; None documents ``application/octet-stream``
+    :param given: operations of the same area (taking the same ids, each with its ``example``)
+        that bring a new record into the state this one starts from (approving needs a
+        submission first); the generic suites run them as the owner before calling this one
     """
 
     name: str
@@ -127,6 +130,7 @@ class Operation:
     result: Any = None
     example: Mapping[str, Any] | None = None
     media_type: str | None = None
+    given: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -206,6 +210,11 @@ class Area(Generic[S]):
                 raise ValueError(f"operation {operation.name} needs {operation.action.name}, not declared")
             if operation.media_type is not None and operation.result is not Download:
                 raise ValueError(f"operation {operation.name} declares a media type but answers no Download")
+        names = {operation.name: operation for operation in self.operations}
+        for operation in self.operations:
+            for step in operation.given:
+                if step not in names or names[step].ids != operation.ids:
+                    raise ValueError(f"operation {operation.name} is given {step}, not an operation on the same ids")
 
 
 def signature_mismatches(area: Area[Any], service: object) -> list[str]:

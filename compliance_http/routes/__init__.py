@@ -22,7 +22,18 @@ from compliance_core.client import HEALTH
 from compliance_core.kernel.registry import Accepted, Download, Operation
 from compliance_core.kernel.rendering import wire_name
 
-from . import api_keys, audit_log, finding_templates, findings, health, organization, people, vendors, webhooks
+from . import (
+    api_keys,
+    audit_log,
+    finding_templates,
+    findings,
+    health,
+    organization,
+    people,
+    policies,
+    vendors,
+    webhooks,
+)
 from .rows import Route
 
 __all__ = ["Route", "Endpoint", "ROUTES", "OPENAPI", "PAGE_PARAMETERS", "endpoints", "default_endpoints", "route_index"]
@@ -41,6 +52,7 @@ ROUTES: tuple[Route, ...] = (
     *people.ROUTES,
     *findings.ROUTES,
     *finding_templates.ROUTES,
+    *policies.ROUTES,
     *api_keys.ROUTES,
     *audit_log.ROUTES,
     *webhooks.ROUTES,

@@ -16,6 +16,7 @@ import pytest
 
 from compliance_core import Platform
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
+from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.vendors import NewVendor
 from compliance_core.kernel.clock import FrozenClock
 from compliance_http import cli
@@ -195,6 +196,8 @@ def test_keys_create_list_revoke(run, db: str, org: dict) -> None:
         (["--role", "auditor", "--expires-at", "next tuesday"], "--expires-at"),
         (["--role", "auditor", "--expires-at", "2001-01-01T00:00:00Z"], "--expires-at"),
         (["--role", "auditor", "--name", "   "], "--name"),
+        (["--role", "employee"], "--person-id"),
+        (["--role", "contractor", "--person-id", "mem_nobody"], "--person-id"),
     ],
 )
 def test_keys_create_rejects_bad_input(run, db: str, org: dict, argv, field) -> None:
@@ -488,11 +491,23 @@ def test_maintenance_purges_idempotency_records_older_than_a_day(run, db: str, o
     with platform_for(db) as platform:
         recent = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
 
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2}, None)
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0}, None)
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2, "policiesDueForReview": 0}, None)
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0}, None)
     with platform_for(db) as platform:  # the recent record still replays
         again = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
     assert again.id == recent.id
+
+
+def test_maintenance_sweeps_policies_past_their_review_date(run, db: str, org: dict) -> None:
+    owner = org["organizationId"]
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
+    with Platform.open(store_url(db), clock=FrozenClock(long_ago)) as old:
+        policy = old.policies.create(old.actor(owner), NewPolicy(name="Monthly", content="x", frequency="monthly"))
+        old.policies.publish(old.actor(owner), policy.id, PublishPolicy())
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 1}, None)
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0}, None)
+    with platform_for(db) as platform:
+        assert platform.policies.get(platform.actor(owner), policy.id).status == "needs_review"
 
 
 # --- serve --quiet ----------------------------------------------------------------------------

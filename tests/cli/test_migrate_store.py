@@ -26,6 +26,7 @@ from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
+from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.events import OUTBOX
@@ -73,8 +74,9 @@ class Instance:
 def seed_instance(path: Path) -> Instance:
     """A SQLite instance with something in every table, written through the platform: two
     organizations, vendors (archived ones and sub-processors included), people, findings,
-    finding templates, API keys (one revoked) with usage and rate-limit buckets, a webhook and a
-    queued delivery, idempotency records and the outbox events of all of it."""
+    finding templates, policies (a version, an acknowledgement), API keys (one revoked) with usage and
+    rate-limit buckets, a webhook and a queued delivery, idempotency records and the outbox events
+    of all of it."""
     db = str(path)
     with Platform.open(f"sqlite:///{db}") as platform:
         boot = platform.bootstrap("Acme GmbH")
@@ -127,6 +129,13 @@ def seed_instance(path: Path) -> Instance:
             platform.finding_templates.create(owner, NewFindingTemplate(category="iso27001", title=f"A.{n}", order=n))
             for n in range(3)
         ]
+        policy = platform.policies.create(
+            owner, NewPolicy(name="Acceptable use – Łódź", content="# Rules\n\n- Lock screens", frequency="yearly")
+        )
+        platform.policies.publish(owner, policy.id, PublishPolicy(changelog="First"))
+        grace = platform.actor(boot.organization.id, "employee", person_id=people[1].id)
+        platform.policies.acknowledge(grace, policy.id)
+        platform.api_keys.create(owner, NewApiKey(name="Grace", role="employee", person_id=people[1].id))
         auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
         revoked = platform.api_keys.create(owner, NewApiKey(name="Old CI", role="admin"))
         for secret in (boot.owner_key.secret, auditor.secret, revoked.secret, other.owner_key.secret):

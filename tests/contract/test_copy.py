@@ -28,6 +28,7 @@ from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingPatch, NewFinding
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
+from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.vendors import VENDORS, NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.errors import Conflict
@@ -238,7 +239,10 @@ def seed(store: Store) -> Seeded:
     ]
     platform.vendors.archive(owner, vendors[1].id)
     replayed = platform.vendors.create(owner, NewVendor(name="Once"), idempotency_key="once")
-    platform.people.create(owner, NewPerson(name="Ada", email="ada@example.com", role="admin"))
+    ada = platform.people.create(owner, NewPerson(name="Ada", email="ada@example.com", role="admin"))
+    policy = platform.policies.create(owner, NewPolicy(name="Access control", content="# Access\n\n- MFA"))
+    platform.policies.publish(owner, policy.id, PublishPolicy())
+    platform.policies.acknowledge(platform.actor(boot.organization.id, "employee", person_id=ada.id), policy.id)
     finding = platform.findings.create(owner, NewFinding(title="MFA", severity="high"))
     platform.findings.update(owner, finding.id, FindingPatch(severity="critical"))
     platform.finding_templates.create(owner, NewFindingTemplate(category="iso", title="Access control"))

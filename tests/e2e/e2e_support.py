@@ -89,7 +89,10 @@ class Harness:
         if self.kind == "local":
             key = issued.key
             return Client(
-                LocalTransport(self.platform, Actor(organization_id=key.organization_id, role=key.role, key_id=key.id))
+                LocalTransport(
+                    self.platform,
+                    Actor(organization_id=key.organization_id, role=key.role, key_id=key.id, person_id=key.person_id),
+                )
             )
         assert issued.secret is not None
         return self.client_for(issued.secret)

@@ -52,6 +52,19 @@ def test_webhooks_example() -> None:
     assert done.stdout.splitlines() == ["finding.created: MFA not enforced", "finding.updated: MFA not enforced"]
 
 
+def test_policies_example() -> None:
+    done = run_example("policies.py")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"version 1 published; next review \d{4}-\d{2}-\d{2}", lines[0]), lines
+    assert lines[1:] == [
+        "signed by 1 of 1",
+        "version 2 published; signed by 0 of 1",
+        "refused: role employee may not policy:write",
+        "PDF starts with %PDF-",
+    ]
+
+
 @pytest.mark.slow
 def test_over_http_example_against_a_real_server(serve, tmp_path: Path) -> None:
     server = serve(tmp_path / "example.db", workers=1)

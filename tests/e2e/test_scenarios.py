@@ -27,6 +27,7 @@ from compliance_core import (
 from compliance_core.areas.api_keys import NewApiKey
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.people import NewPerson, PersonFilter
+from compliance_core.areas.policies import ApprovePolicy, NewPolicy, PolicyPatch, PublishPolicy, SubmitForApproval
 from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
 from compliance_core.kernel.pagination import RowItems
 from e2e_support import Context, Harness
@@ -363,6 +364,36 @@ def validation_errors_name_field_and_value(ctx: Context) -> None:
     assert ctx.record("nothing was created", vendors.list()).total == 1
 
 
+def policies_publish_sign_and_approve(ctx: Context) -> None:
+    client = ctx.client
+    ann = client.people.create(NewPerson(name="Ann", email="ann@acme.example"))
+    boss = client.people.create(NewPerson(name="Boss", email="boss@acme.example", role="admin"))
+    ctx.fails(
+        "staff key without a person", ValidationError, client.api_keys.create, NewApiKey(name="x", role="employee")
+    )
+    staff = ctx.connect(client.api_keys.create(NewApiKey(name="Ann", role="employee", person_id=ann.id)))
+    approver = ctx.connect(client.api_keys.create(NewApiKey(name="Boss", role="admin", person_id=boss.id)))
+    policy = ctx.record("create", client.policies.create(NewPolicy(name="Acceptable use", content="# AUP\n\n- Lock")))
+    ctx.fails("sign a draft", NotFound, staff.policies.acknowledge, policy.id)
+    ctx.record("publish", client.policies.publish(policy.id, PublishPolicy(changelog="First")))
+    signed = ctx.record("sign", staff.policies.acknowledge(policy.id))
+    assert (signed.person_id, signed.version) == (ann.id, 1)
+    ctx.fails("owner signs", Forbidden, client.policies.acknowledge, policy.id)
+    ctx.record("staff list", staff.policies.list())
+    client.policies.update(policy.id, PolicyPatch(content="# AUP\n\n- Lock\n- Report"))
+    ctx.record("submit", client.policies.submit_for_approval(policy.id, SubmitForApproval(approver_id=boss.id)))
+    ctx.fails("not the approver", Forbidden, client.policies.approve, policy.id, ApprovePolicy())
+    approved = ctx.record("approve", approver.policies.approve(policy.id, ApprovePolicy(comment="OK")))
+    assert approved.version == 2
+    sign_off = ctx.record("sign-off", client.policies.sign_off(policy.id))
+    assert (sign_off.required, sign_off.acknowledged) == (2, 0)
+    ctx.record("versions", client.policies.list_versions(policy.id))
+    ctx.record("mine", staff.policies.list_acknowledgements())
+    pdf = staff.policies.download(policy.id)
+    assert pdf.media_type == "application/pdf" and pdf.read().startswith(b"%PDF")
+    assert client.policies.download_all().read().startswith(b"%PDF")
+
+
 def organization_and_health(ctx: Context) -> None:
     organization = ctx.record("organization", ctx.client.organizations.get())
     assert organization.id == ctx.organization_id and organization.plan == "professional"
@@ -379,12 +410,15 @@ SCENARIOS = [
     missing_ids_are_not_found,
     idempotent_creates,
     validation_errors_name_field_and_value,
+    policies_publish_sign_and_approve,
     organization_and_health,
 ]
 
 # --- comparison -----------------------------------------------------------------------------
 
-_GENERATED = re.compile(r"\b(?:org|vnd|mem|fnd|key|evt)_[0-9a-f]{8,}\b|\bcomp_[0-9a-f]{8}(?:[0-9a-f]{56})?\b")
+_GENERATED = re.compile(
+    r"\b(?:org|vnd|mem|fnd|key|evt|pol|pv|pak)_[0-9a-f]{8,}\b|\bcomp_[0-9a-f]{8}(?:[0-9a-f]{56})?\b"
+)
 """Ids, API keys and key prefixes."""
 _TRANSPORT_DEPENDENT = {"last_used_at", "secret_hash"}
 """Only HTTP admission counts a key's use (in-process calls are not requests), and a key's hash

@@ -4,6 +4,7 @@ of the spec's error body."""
 from __future__ import annotations
 
 import copy
+import secrets
 from typing import Any
 
 import falcon.testing
@@ -12,7 +13,8 @@ from jsonschema.exceptions import ValidationError as SchemaError
 from openapi_schema_validator import OAS30Validator
 
 from compliance_core import Actor, Platform, Role
-from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.areas.api_keys import PERSON_BOUND_ROLES, NewApiKey
+from compliance_core.areas.people import NewPerson
 
 
 class Api:
@@ -64,8 +66,15 @@ def error(result: falcon.testing.Result, status: int, code: str, field: str | No
 
 
 def issue_key(platform: Platform, organization_id: str, role: Role | str, **options: Any) -> str:
-    """A new key of ``role`` in the organization, issued by its owner in-process."""
+    """A new key of ``role`` in the organization, issued by its owner in-process. Staff keys
+    (employee, contractor) act as a person: a new one of that role unless ``person_id`` is given."""
     owner = Actor(organization_id=organization_id, role=Role.OWNER, auth_type="local")
+    if Role.parse(role) in PERSON_BOUND_ROLES and "person_id" not in options:
+        serial = secrets.token_hex(6)
+        person = platform.people.create(
+            owner, NewPerson(name=f"{role} person", email=f"{serial}@staff.example", role=role)
+        )
+        options["person_id"] = person.id
     issued = platform.api_keys.create(owner, NewApiKey(name=f"{role} key", role=role, **options))
     assert issued.secret is not None
     return issued.secret

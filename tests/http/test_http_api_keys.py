@@ -20,6 +20,7 @@ KEY_FIELDS = {
     "revokedAt",
     "lastUsedAt",
     "createdBy",
+    "personId",
 }
 
 

@@ -5,11 +5,13 @@ the server schedules."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +21,7 @@ import httpx
 import orjson
 import pytest
 
-from compliance_core import Client, Platform, Role
+from compliance_core import Client, FrozenClock, Platform, Role
 from compliance_core.access import AccessService
 from compliance_core.kernel.errors import InternalError
 from compliance_core.kernel.permissions import can
@@ -415,3 +417,22 @@ def test_platform_app_of_the_lead_purges_and_the_others_do_not(tmp_path: Any, ca
     assert [r.getMessage() for r in caplog.records if "purged" in r.getMessage()] == [
         "purged 0 expired idempotency record(s)"
     ]
+
+
+def test_the_lead_sweeps_policy_reviews_at_once_and_stops_with_its_block(tmp_path: Any) -> None:
+    from compliance_core.areas.policies import NewPolicy, PolicyStatus, PublishPolicy
+    from compliance_http import server
+
+    url = f"sqlite:///{tmp_path / 'sweep.db'}"
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
+    with Platform.open(url, clock=FrozenClock(long_ago)) as old:
+        owner = old.actor(old.bootstrap("Acme").organization.id)
+        policy = old.policies.create(owner, NewPolicy(name="Monthly", content="x", frequency="monthly"))
+        old.policies.publish(owner, policy.id, PublishPolicy())
+    with Platform.open(url) as platform:
+        with server.periodic_review_sweep(platform, every=3600) as thread:
+            deadline = time.monotonic() + 5
+            while platform.policies.get(owner, policy.id).status != PolicyStatus.NEEDS_REVIEW:
+                assert time.monotonic() < deadline, "the sweep did not run at start"
+                time.sleep(0.01)
+        assert not thread.is_alive()

@@ -42,13 +42,16 @@ class World:
         self.app = create_app(self.platform)
         self.owner = Api(self.app, boot.owner_key.secret)
         self.callers = {role: Api(self.app, issue_key(self.platform, boot.organization.id, role)) for role in Role}
+        person_id = self.owner.post("/v1/people", {"name": "T", "email": "t@example.com", "role": "contractor"}).json[
+            "id"
+        ]
         self.ids = {  # the records that bad input must not touch
             "vendor_id": self.owner.post("/v1/vendors", {"name": "Target"}).json["id"],
-            "person_id": self.owner.post(
-                "/v1/people", {"name": "T", "email": "t@example.com", "role": "contractor"}
-            ).json["id"],
+            "person_id": person_id,
             "finding_id": self.owner.post("/v1/findings", {"title": "T", "severity": "low"}).json["id"],
-            "key_id": self.owner.post("/v1/api-keys", {"name": "T", "role": "contractor"}).json["id"],
+            "key_id": self.owner.post("/v1/api-keys", {"name": "T", "role": "contractor", "personId": person_id}).json[
+                "id"
+            ],
         }
         self.serial = itertools.count()
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from compliance_core import Forbidden, NotFound, RateLimited, Role, Unauthorized, ValidationError
 from compliance_core.areas.api_keys import NewApiKey, hash_secret
 from compliance_core.areas.organizations import Plan
+from compliance_core.areas.people import NewPerson
 from compliance_core.kernel.ratelimit import Bucket, RateLimitPolicy, take
 
 
@@ -124,3 +125,26 @@ def test_bucket_starts_full() -> None:
     assert (decision.allowed, decision.limit, decision.remaining) == (True, 600, 599)
     bucket, decision = take(Bucket(0.5, now), RateLimitPolicy(60, 120), now)
     assert not decision.allowed and decision.retry_after == 1
+
+
+def test_staff_keys_act_as_a_person_of_the_organization(platform, owner, other_org) -> None:
+    ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.example"))
+    for role in (Role.EMPLOYEE, Role.CONTRACTOR):
+        with pytest.raises(ValidationError) as raised:
+            platform.api_keys.create(owner, NewApiKey(name="x", role=role))
+        assert raised.value.details == {
+            "field": "personId",
+            "value": None,
+            "reason": f"is required for a key with the {role.value} role",
+        }
+    stranger = platform.people.create(other_org, NewPerson(name="Zed", email="zed@globex.example"))
+    with pytest.raises(ValidationError) as raised:
+        platform.api_keys.create(owner, NewApiKey(name="x", role="employee", person_id=stranger.id))
+    assert raised.value.details["value"] == stranger.id
+    issued = platform.api_keys.create(owner, NewApiKey(name="Ann's key", role="employee", person_id=ann.id))
+    assert issued.key.person_id == ann.id
+    assert platform.access.admit(issued.secret).actor.person_id == ann.id
+    admin = platform.api_keys.create(owner, NewApiKey(name="ops", role="admin"))
+    assert platform.access.admit(admin.secret).actor.person_id is None
+    bound_admin = platform.api_keys.create(owner, NewApiKey(name="Ann admin", role="admin", person_id=ann.id))
+    assert platform.access.admit(bound_admin.secret).actor.person_id == ann.id

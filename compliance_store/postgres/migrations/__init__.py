@@ -24,7 +24,7 @@ from psycopg import sql
 
 from .. import locks
 from ..codec import scalar
-from . import m0001_kernel, m0002_areas, m0004_audit_log, m0005_webhooks
+from . import m0001_kernel, m0002_areas, m0004_audit_log, m0005_webhooks, m0006_policies
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
 
@@ -35,6 +35,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0002_areas", m0002_areas.apply),
     ("0004_audit_log", m0004_audit_log.apply),
     ("0005_webhooks", m0005_webhooks.apply),
+    ("0006_policies", m0006_policies.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -22,6 +22,7 @@ from . import (
     m0005_active_keys_by_role,
     m0007_audit_log,
     m0008_webhooks,
+    m0009_policies,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -37,6 +38,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0005_active_keys_by_role", m0005_active_keys_by_role.apply),
     ("0007_audit_log", m0007_audit_log.apply),
     ("0008_webhooks", m0008_webhooks.apply),
+    ("0009_policies", m0009_policies.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

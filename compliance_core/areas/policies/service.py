@@ -1,0 +1,557 @@
+"""The policy service: edit, publish (freezing a version), approve, sign, download, review.
+
+Who may do what: managers edit, publish, submit and archive; the named approver (or, when none is
+named, any manager) approves or rejects; staff keys act as a person and sign the versions they
+are asked to sign; auditors read everything. Staff see only the policies in force.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from ...kernel.clock import utc
+from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
+from ...kernel.idempotency import run_idempotent
+from ...kernel.pagination import Page, PageCache, PageRequest
+from ...kernel.permissions import MANAGERS, Actor, Role, authorize
+from ...kernel.records import changed, fetch, list_page
+from ...kernel.registry import Download, Session
+from ...kernel.uow import Tx, UnitOfWork
+from .models import (
+    ACKNOWLEDGEMENTS,
+    POLICIES,
+    POLICY_ACKNOWLEDGE,
+    POLICY_APPROVE,
+    POLICY_AUDIT,
+    POLICY_READ,
+    POLICY_VERSIONS,
+    POLICY_WRITE,
+    STAFF,
+    Acknowledgement,
+    AcknowledgementFilter,
+    ApprovePolicy,
+    NewPolicy,
+    Policy,
+    PolicyAcknowledged,
+    PolicyApproved,
+    PolicyArchived,
+    PolicyCreated,
+    PolicyFilter,
+    PolicyPatch,
+    PolicyPublished,
+    PolicyRejected,
+    PolicyRestored,
+    PolicyReviewDue,
+    PolicySignOff,
+    PolicyStatus,
+    PolicySubmittedForApproval,
+    PolicyUpdated,
+    PolicyVersion,
+    PolicyVersionFilter,
+    PublishPolicy,
+    RejectPolicy,
+    SignerStatus,
+    SubmitForApproval,
+    next_review,
+)
+from .pdf import PolicyDocument, PolicyPdf, load_renderer
+from .ports import ORGANIZATIONS, PEOPLE, ActivePeople, every
+
+__all__ = ["PolicyService", "PDF"]
+
+PDF = "application/pdf"
+
+
+def _staff(actor: Actor) -> bool:
+    return actor.role in STAFF
+
+
+def _conflict(policy: Policy, reason: str, field: str, value: Any) -> Conflict:
+    return Conflict(f"policy {policy.id} {reason}", {"field": field, "value": value, "reason": reason})
+
+
+def _pieces(data: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+@attrs.define
+class PolicyService:
+    uow: UnitOfWork
+    pages: PageCache
+    renderer: Callable[[], PolicyPdf] = load_renderer
+    """Finds the PDF renderer, on the first download."""
+    _pdf: PolicyPdf | None = attrs.field(default=None, init=False)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def list(self, actor: Actor, filters: PolicyFilter | None = None, page: PageRequest | None = None) -> Page[Policy]:
+        """Staff see only the policies in force."""
+        authorize(actor, POLICY_READ)
+        filters = filters or PolicyFilter()
+        if _staff(actor):
+            filters = attrs.evolve(filters, in_force=True, archived=False)
+        with self.uow.read() as session:
+            return list_page(session, POLICIES, self.pages, actor.organization_id, filters, page or PageRequest())
+
+    def get(self, actor: Actor, policy_id: str) -> Policy:
+        authorize(actor, POLICY_READ)
+        with self.uow.read() as session:
+            return self._visible(session, actor, policy_id)
+
+    def list_versions(self, actor: Actor, policy_id: str, page: PageRequest | None = None) -> Page[PolicyVersion]:
+        """Newest first."""
+        authorize(actor, POLICY_AUDIT)
+        with self.uow.read() as session:
+            fetch(session, POLICIES, actor.organization_id, policy_id)
+            return list_page(
+                session,
+                POLICY_VERSIONS,
+                self.pages,
+                actor.organization_id,
+                PolicyVersionFilter(policy_id=policy_id),
+                page or PageRequest(),
+            )
+
+    def list_acknowledgements(
+        self, actor: Actor, filters: AcknowledgementFilter | None = None, page: PageRequest | None = None
+    ) -> Page[Acknowledgement]:
+        """Staff see their own sign-offs only; managers and auditors everyone's."""
+        authorize(actor, POLICY_READ)
+        filters = filters or AcknowledgementFilter()
+        if _staff(actor):
+            filters = attrs.evolve(filters, person_id=self._person_of(actor))
+        with self.uow.read() as session:
+            return list_page(
+                session,
+                ACKNOWLEDGEMENTS,
+                self.pages,
+                actor.organization_id,
+                filters,
+                page or PageRequest(),
+                scope=actor.person_id if _staff(actor) else None,
+            )
+
+    def sign_off(self, actor: Actor, policy_id: str) -> PolicySignOff:
+        """Who must sign the version in force, and when each did."""
+        authorize(actor, POLICY_AUDIT)
+        with self.uow.read() as session:
+            policy = fetch(session, POLICIES, actor.organization_id, policy_id)
+            if policy.current_version_id is None:
+                return PolicySignOff(policy_id=policy.id, version_id=None, version=0, required=0, acknowledged=0)
+            signed = {
+                a.person_id: a.created_at
+                for a in every(
+                    session[ACKNOWLEDGEMENTS],
+                    policy.organization_id,
+                    AcknowledgementFilter(version_id=policy.current_version_id),
+                )
+            }
+            required = self._signers(session, policy)
+        signers = tuple(SignerStatus(person_id=p, acknowledged_at=signed.get(p)) for p in required)
+        return PolicySignOff(
+            policy_id=policy.id,
+            version_id=policy.current_version_id,
+            version=policy.version,
+            required=len(signers),
+            acknowledged=sum(1 for s in signers if s.acknowledged_at is not None),
+            signers=signers,
+        )
+
+    # -- editing -------------------------------------------------------------------------------
+
+    def create(self, actor: Actor, data: NewPolicy, *, idempotency_key: str | None = None) -> Policy:
+        authorize(actor, POLICY_WRITE)
+        now = self.uow.clock.now()
+
+        def create() -> Policy:
+            policy = Policy(
+                id=self.uow.ids.new(POLICIES.prefix),
+                organization_id=actor.organization_id,
+                created_at=now,
+                updated_at=now,
+                **attrs.asdict(data, recurse=False),
+            )
+            _check_people(tx, policy, ("assignee_id", "signer_ids"))
+            tx[POLICIES].add(policy)
+            tx.record(PolicyCreated(organization_id=actor.organization_id, subject=policy))
+            return policy
+
+        with self.uow.write(actor) as tx:
+            return run_idempotent(tx, actor, idempotency_key, "policies.create", data, now, create)
+
+    def update(self, actor: Actor, policy_id: str, patch: PolicyPatch) -> Policy:
+        """Edits the working copy (not while it awaits approval: the approver decides on the text
+        that was submitted); a change of frequency moves the next review date of a published
+        policy (unless the date is sent too)."""
+        authorize(actor, POLICY_WRITE)
+        changes = patch.changes()
+        with self.uow.write(actor) as tx:
+            current = self._editable(tx, actor, policy_id)
+            if "frequency" in changes and "next_review_date" not in changes and current.last_published_at:
+                changes["next_review_date"] = next_review(current.last_published_at.date(), changes["frequency"])
+            previous = changed(current, changes)
+            if not previous:
+                return current
+            if current.pending_approval and {"name", "content"} & previous.keys():
+                field = "content" if "content" in previous else "name"
+                raise _conflict(
+                    current, "awaits approval of its text; approve or reject it first", field, changes[field]
+                )
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            _check_people(tx, updated, [name for name in ("assignee_id", "signer_ids") if name in previous])
+            tx[POLICIES].update(updated)
+            tx.record(PolicyUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
+        return updated
+
+    def archive(self, actor: Actor, policy_id: str) -> Policy:
+        """Out of the register and out of force: staff no longer see it or sign it."""
+        authorize(actor, POLICY_WRITE)
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, POLICIES, actor.organization_id, policy_id)
+            if current.archived:
+                return current
+            now = self.uow.clock.now()
+            updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
+            tx[POLICIES].update(updated)
+            tx.record(
+                PolicyArchived(
+                    organization_id=actor.organization_id,
+                    subject=updated,
+                    previous={"archived": False, "archived_at": None},
+                )
+            )
+        return updated
+
+    def restore(self, actor: Actor, policy_id: str) -> Policy:
+        authorize(actor, POLICY_WRITE)
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, POLICIES, actor.organization_id, policy_id)
+            if not current.archived:
+                return current
+            updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
+            tx[POLICIES].update(updated)
+            tx.record(
+                PolicyRestored(
+                    organization_id=actor.organization_id,
+                    subject=updated,
+                    previous={"archived": True, "archived_at": current.archived_at},
+                )
+            )
+        return updated
+
+    # -- publishing and approval ---------------------------------------------------------------
+
+    def publish(self, actor: Actor, policy_id: str, data: PublishPolicy) -> Policy:
+        """Freeze the working copy as the next version and put it in force. Every signer is
+        asked again: acknowledgements belong to the version they signed. A pending approval
+        is settled by the publication."""
+        authorize(actor, POLICY_WRITE)
+        with self.uow.write(actor) as tx:
+            current = self._editable(tx, actor, policy_id)
+            return self._publish(tx, actor, current, data.changelog)
+
+    def submit_for_approval(self, actor: Actor, policy_id: str, data: SubmitForApproval) -> Policy:
+        """Ask for the working copy to be approved; the named approver (an active owner or admin)
+        decides, or any manager when none is named. The policy is ``needs_review`` meanwhile;
+        a version already in force stays in force."""
+        authorize(actor, POLICY_WRITE)
+        with self.uow.write(actor) as tx:
+            current = self._editable(tx, actor, policy_id)
+            _check_content(current)
+            if data.approver_id is not None:
+                approver = tx[PEOPLE].get(actor.organization_id, data.approver_id)
+                if approver is None:
+                    raise ValidationError.field("approverId", data.approver_id, "is not a person in this organization")
+                if not approver.is_active or Role(approver.role) not in MANAGERS:
+                    raise ValidationError.field("approverId", data.approver_id, "must be an active owner or admin")
+            now = self.uow.clock.now()
+            changes: dict[str, Any] = {
+                "status": PolicyStatus.NEEDS_REVIEW,
+                "pending_approval": True,
+                "approver_id": data.approver_id,
+                "review_comment": data.comment,
+            }
+            previous = changed(current, changes)
+            updated = attrs.evolve(current, **changes, updated_at=now)
+            tx[POLICIES].update(updated)
+            tx.record(
+                PolicySubmittedForApproval(organization_id=actor.organization_id, subject=updated, previous=previous)
+            )
+        return updated
+
+    def approve(self, actor: Actor, policy_id: str, data: ApprovePolicy) -> Policy:
+        """Publish the working copy as approved: the version records who approved it, when, and
+        the comment."""
+        authorize(actor, POLICY_APPROVE)
+        with self.uow.write(actor) as tx:
+            current = self._awaiting(tx, actor, policy_id)
+            updated = self._publish(tx, actor, current, None, approved=True, comment=data.comment)
+            tx.record(PolicyApproved(organization_id=actor.organization_id, subject=updated))
+        return updated
+
+    def reject(self, actor: Actor, policy_id: str, data: RejectPolicy) -> Policy:
+        """Send the working copy back with a comment: the policy returns to ``published`` when a
+        version is in force, else to ``draft``."""
+        authorize(actor, POLICY_APPROVE)
+        with self.uow.write(actor) as tx:
+            current = self._awaiting(tx, actor, policy_id)
+            changes: dict[str, Any] = {
+                "status": PolicyStatus.PUBLISHED if current.in_force else PolicyStatus.DRAFT,
+                "pending_approval": False,
+                "approver_id": None,
+                "review_comment": data.comment,
+            }
+            previous = changed(current, changes)
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx[POLICIES].update(updated)
+            tx.record(PolicyRejected(organization_id=actor.organization_id, subject=updated, previous=previous))
+        return updated
+
+    # -- signing -------------------------------------------------------------------------------
+
+    def acknowledge(self, actor: Actor, policy_id: str) -> Acknowledgement:
+        """Sign the version in force as the caller's person; signing twice returns the first
+        acknowledgement. Only people the policy asks may sign."""
+        authorize(actor, POLICY_ACKNOWLEDGE)
+        person_id = self._person_of(actor)
+        with self.uow.write(actor) as tx:
+            policy = self._visible(tx, actor, policy_id)
+            if policy.current_version_id is None or policy.archived:
+                raise NotFound.resource(POLICIES.kind, policy_id)
+            if not self._asks(tx, policy, person_id):
+                raise Forbidden(
+                    f"policy {policy.id} does not ask person {person_id} to sign",
+                    {"field": "personId", "value": person_id, "reason": "is not asked to sign this policy"},
+                )
+            done = tx[ACKNOWLEDGEMENTS].list(
+                actor.organization_id,
+                AcknowledgementFilter(version_id=policy.current_version_id, person_id=person_id),
+                PageRequest(page=1, per_page=1),
+            )[0]
+            if done:
+                return done[0]
+            now = self.uow.clock.now()
+            acknowledgement = Acknowledgement(
+                id=self.uow.ids.new(ACKNOWLEDGEMENTS.prefix),
+                organization_id=actor.organization_id,
+                policy_id=policy.id,
+                version_id=policy.current_version_id,
+                version=policy.version,
+                person_id=person_id,
+                acknowledged_by=actor.principal,
+                created_at=now,
+                updated_at=now,
+            )
+            tx[ACKNOWLEDGEMENTS].add(acknowledgement)
+            tx.record(PolicyAcknowledged(organization_id=actor.organization_id, subject=acknowledgement))
+        return acknowledgement
+
+    # -- documents -----------------------------------------------------------------------------
+
+    def download(self, actor: Actor, policy_id: str) -> Download:
+        """The version in force as a PDF."""
+        authorize(actor, POLICY_READ)
+        with self.uow.read() as session:
+            policy = self._visible(session, actor, policy_id)
+            if policy.current_version_id is None:  # nothing to read yet: a read answers 404, not 409
+                raise NotFound(
+                    f"policy {policy.id} has no published version",
+                    {"resource": POLICY_VERSIONS.kind, "policyId": policy.id, "reason": "no version is published yet"},
+                )
+            document = _document(
+                policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id)
+            )
+        data = self._render(policy.name, [document])
+        return Download(filename=f"{policy.name}.pdf", media_type=PDF, chunks=_pieces(data))
+
+    def download_all(self, actor: Actor) -> Download:
+        """Every policy in force, in one PDF, in the order they were created."""
+        authorize(actor, POLICY_READ)
+        with self.uow.read() as session:
+            organization = session[ORGANIZATIONS].get(actor.organization_id)
+            title = f"{organization.name if organization else actor.organization_id}: policies"
+            documents = [
+                _document(policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id))
+                for policy in every(session[POLICIES], actor.organization_id, PolicyFilter(in_force=True))
+                if policy.current_version_id is not None
+            ]
+        return Download(filename="policies.pdf", media_type=PDF, chunks=_pieces(self._render(title, documents)))
+
+    # -- the review sweep ----------------------------------------------------------------------
+
+    def sweep_reviews(self, now: dt.datetime | None = None) -> int:
+        """Move every published policy whose next review date has come to ``needs_review``, in
+        every organization (one write each), and return how many moved. The server's lead worker
+        runs it periodically and ``compliance maintenance`` on demand; running it twice moves
+        nothing more."""
+        now = utc(now) if now is not None else self.uow.clock.now()
+        today = now.date()
+        with self.uow.read() as session:
+            organizations = [o.id for o in session[ORGANIZATIONS].list_all()]
+        moved = 0
+        for organization_id in organizations:
+            with self.uow.write(None) as tx:
+                due = [
+                    p
+                    for p in every(tx[POLICIES], organization_id, PolicyFilter(status=PolicyStatus.PUBLISHED))
+                    if p.next_review_date is not None and p.next_review_date <= today
+                ]
+                for policy in due:
+                    updated = attrs.evolve(policy, status=PolicyStatus.NEEDS_REVIEW, updated_at=now)
+                    tx[POLICIES].update(updated)
+                    tx.record(
+                        PolicyReviewDue(
+                            organization_id=organization_id,
+                            subject=updated,
+                            previous={"status": PolicyStatus.PUBLISHED},
+                        )
+                    )
+            moved += len(due)
+        return moved
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _visible(self, session: Session, actor: Actor, policy_id: str) -> Policy:
+        """The policy, or a 404 for staff when it is not in force (a draft is not theirs to see)."""
+        policy = fetch(session, POLICIES, actor.organization_id, policy_id)
+        if _staff(actor) and (not policy.in_force or policy.archived):
+            raise NotFound.resource(POLICIES.kind, policy_id)
+        return policy
+
+    @staticmethod
+    def _editable(session: Session, actor: Actor, policy_id: str) -> Policy:
+        policy = fetch(session, POLICIES, actor.organization_id, policy_id)
+        if policy.archived:
+            raise _conflict(policy, "is archived; restore it first", "archived", True)
+        return policy
+
+    @staticmethod
+    def _awaiting(session: Session, actor: Actor, policy_id: str) -> Policy:
+        policy = PolicyService._editable(session, actor, policy_id)
+        if not policy.pending_approval:
+            raise Conflict(
+                f"policy {policy.id} is not awaiting approval",
+                {"field": "pendingApproval", "value": False, "reason": "submit it for approval first"},
+            )
+        if policy.approver_id is not None and actor.person_id != policy.approver_id:
+            raise Forbidden(
+                f"only the named approver {policy.approver_id} decides on policy {policy.id}",
+                {"field": "approverId", "value": policy.approver_id, "reason": "the caller is not the named approver"},
+            )
+        return policy
+
+    @staticmethod
+    def _person_of(actor: Actor) -> str:
+        if actor.person_id is None:
+            raise Forbidden(
+                "this caller acts as no person",
+                {"field": "personId", "value": None, "reason": "a person-bound key is needed"},
+            )
+        return actor.person_id
+
+    def _publish(
+        self,
+        tx: Tx,
+        actor: Actor,
+        current: Policy,
+        changelog: str | None,
+        *,
+        approved: bool = False,
+        comment: str | None = None,
+    ) -> Policy:
+        """Freeze ``current``'s working copy as its next version; ``approved`` when the decision
+        of an approver publishes it (with its ``comment``)."""
+        _check_content(current)
+        now = self.uow.clock.now()
+        version = PolicyVersion(
+            id=self.uow.ids.new(POLICY_VERSIONS.prefix),
+            organization_id=current.organization_id,
+            policy_id=current.id,
+            version=current.version + 1,
+            name=current.name,
+            content=current.content,
+            changelog=changelog,
+            published_by=actor.principal,
+            published_at=now,
+            approved_by=(actor.person_id or actor.principal) if approved else None,
+            approved_at=now if approved else None,
+            approval_comment=comment if approved else None,
+            created_at=now,
+            updated_at=now,
+        )
+        changes: dict[str, Any] = {
+            "status": PolicyStatus.PUBLISHED,
+            "current_version_id": version.id,
+            "version": version.version,
+            "in_force": True,
+            "pending_approval": False,
+            "approver_id": None,
+            "last_published_at": now,
+            "next_review_date": next_review(now.date(), current.frequency),
+        }
+        if approved:
+            changes["last_approved_at"] = now
+            changes["review_comment"] = comment
+        previous = changed(current, changes)
+        updated = attrs.evolve(current, **changes, updated_at=now)
+        tx[POLICY_VERSIONS].add(version)
+        tx[POLICIES].update(updated)
+        tx.record(PolicyPublished(organization_id=current.organization_id, subject=updated, previous=previous))
+        return updated
+
+    @staticmethod
+    def _asks(session: Session, policy: Policy, person_id: str) -> bool:
+        if not policy.is_required_to_sign:
+            return False
+        if policy.signer_ids:
+            return person_id in policy.signer_ids
+        person = session[PEOPLE].get(policy.organization_id, person_id)
+        return person is not None and person.is_active
+
+    @staticmethod
+    def _signers(session: Session, policy: Policy) -> tuple[str, ...]:
+        if not policy.is_required_to_sign:
+            return ()
+        if policy.signer_ids:
+            return policy.signer_ids
+        return tuple(p.id for p in every(session[PEOPLE], policy.organization_id, ActivePeople()))
+
+    def _render(self, title: str, documents: Sequence[PolicyDocument]) -> bytes:
+        if self._pdf is None:
+            self._pdf = self.renderer()
+        return self._pdf.render(title, documents, self.uow.clock.now())
+
+
+def _check_content(policy: Policy) -> None:
+    if not policy.content.strip():
+        raise _conflict(policy, "has no content to publish", "content", policy.content)
+
+
+def _check_people(session: Session, policy: Policy, fields: Any) -> None:
+    for field in fields:
+        if field == "assignee_id" and policy.assignee_id is not None:
+            if session[PEOPLE].get(policy.organization_id, policy.assignee_id) is None:
+                raise ValidationError.field("assigneeId", policy.assignee_id, "is not a person in this organization")
+        elif field == "signer_ids":
+            for index, person_id in enumerate(policy.signer_ids):
+                if session[PEOPLE].get(policy.organization_id, person_id) is None:
+                    raise ValidationError.field(
+                        f"signerIds[{index}]", person_id, "is not a person in this organization"
+                    )
+
+
+def _document(policy: Policy, version: PolicyVersion) -> PolicyDocument:
+    return PolicyDocument(
+        name=version.name,
+        description=policy.description,
+        version=version.version,
+        content=version.content,
+        published_at=version.published_at,
+        approved_at=version.approved_at,
+        approved_by=version.approved_by,
+    )
