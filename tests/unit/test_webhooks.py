@@ -31,6 +31,7 @@ from compliance_core.areas.webhooks import (
     WebhookPatch,
     WebhookPolicy,
 )
+from compliance_core.kernel.audit import AuditFilter
 from compliance_core.kernel.events import OUTBOX
 from compliance_store.memory import MemoryStore
 
@@ -461,3 +462,15 @@ def test_an_attempt_claimed_by_a_worker_that_died_is_sent_after_its_lease(
     clock.advance(seconds=60)
     survivor.drain()
     assert len(sender.sent) == 1
+
+
+def test_pings_and_redeliveries_are_audited(platform: Platform, owner: Any, engine: Any) -> None:
+    webhook = platform.webhooks.create(owner, NewWebhook(url=PUBLIC, events=["vendor.created"])).webhook
+    ping = platform.webhooks.ping(owner, webhook.id).job
+    engine.drain()
+    again = platform.webhooks.redeliver(owner, webhook.id, ping.id).job
+    entries = platform.audit_log.list(owner, AuditFilter(action="webhook_delivery.requested")).items
+    assert [(e.entity_type, e.entity_id, e.actor_id) for e in entries] == [
+        ("webhook_delivery", again.id, owner.key_id),
+        ("webhook_delivery", ping.id, owner.key_id),
+    ]

@@ -312,12 +312,21 @@ class WebhookDisabled(Event):
     type = "webhook.disabled"
 
 
+class WebhookDeliveryRequested(Event):
+    """Someone asked for a delivery by hand, a ping or a redelivery (the subject is the new
+    attempt). The attempts the engine makes and retries by itself record no event: an event per
+    attempt would itself be delivered, without end."""
+
+    type = "webhook_delivery.requested"
+
+
 EVENTS: tuple[type[Event], ...] = (
     WebhookCreated,
     WebhookUpdated,
     WebhookDeleted,
     WebhookSecretRotated,
     WebhookDisabled,
+    WebhookDeliveryRequested,
 )
 
 

@@ -30,6 +30,7 @@ from .models import (
     WebhookCreated,
     WebhookDeleted,
     WebhookDelivery,
+    WebhookDeliveryRequested,
     WebhookFilter,
     WebhookPatch,
     WebhookSecretRotated,
@@ -150,6 +151,7 @@ class WebhookService:
                 "data": self.uow.renderer.json(webhook),
             }
             delivery = self._queue(tx, webhook, event_id, PING, event_body_text(body))
+            tx.record(WebhookDeliveryRequested(organization_id=actor.organization_id, subject=delivery))
         return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
 
     def deliveries(
@@ -183,6 +185,7 @@ class WebhookService:
             delivery = self._queue(
                 tx, webhook, source.event_id, source.event_type, source.body, redelivery_of=source.id
             )
+            tx.record(WebhookDeliveryRequested(organization_id=actor.organization_id, subject=delivery))
         return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
 
     # -- helpers --------------------------------------------------------------------------------
