@@ -39,7 +39,7 @@ from compliance_core.kernel.uow import Store
 from compliance_core.platform import open_store, version
 
 from .openapi import openapi_document
-from .server import DEFAULT_THREADS, ServerError, serve_platform
+from .server import DEFAULT_THREADS, ServerError, refresh_statistics, serve_platform
 from .wire import Wire
 
 __all__ = ["main", "build_parser", "store_url", "first_run_banner", "DEFAULT_DB", "DEFAULT_ORGANIZATION"]
@@ -239,7 +239,11 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
-    _emit({"purgedIdempotencyRecords": purged})
+        analysed = refresh_statistics(platform.store)
+    report: dict[str, Any] = {"purgedIdempotencyRecords": purged}
+    if analysed is not None:
+        report["analyzedTables"] = analysed
+    _emit(report)
     return 0
 
 
@@ -578,10 +582,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records older than 24 hours",
+        help="purge idempotency records older than 24 hours; refresh SQLite's planner statistics",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
-        'again) and print {"purgedIdempotencyRecords": N}. A running server also does this '
-        "periodically; run it from cron for a database no server is serving.",
+        'again) and print {"purgedIdempotencyRecords": N}. On SQLite, also analyse the tables again '
+        "when one has grown or shrunk twofold since its statistics were taken, and list them as "
+        '"analyzedTables". A running server also does this periodically; run it from cron for a '
+        "database no server is serving.",
     )
     _add_db(maintenance)
     _options(maintenance)

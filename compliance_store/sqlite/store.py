@@ -33,6 +33,7 @@ from .checks import schema_problems
 from .locking import WriterLock
 from .migrations import MIGRATION_SET, migrations
 from .session import Catalog, SqliteSession
+from .statistics import analyze, has_statistics, stale_tables
 from .tables import registry
 
 __all__ = ["SqliteStore", "open_store", "parse_url"]
@@ -230,7 +231,8 @@ class SqliteStore:
             writer = self._writer_lock()
             db = Database(conn, execute_plugins=False)
             steps = migrations()
-            if mode != "wal" or steps.pending(db):
+            migrated = bool(steps.pending(db))
+            if mode != "wal" or migrated:
                 # Inside the writer lock: a switch to WAL racing another opener's migration can
                 # meet SQLITE_BUSY without the busy handler waiting (SQLite's deadlock rule).
                 writer.acquire()
@@ -251,7 +253,28 @@ class SqliteStore:
                 raise RuntimeError(
                     f"{self.path} does not hold what the code needs ({'; '.join(problems)}): a migration is missing"
                 )
+            if migrated or not has_statistics(conn):  # the growth checks are refresh_statistics'
+                _analyze(writer, conn)
             return int(conn.execute(_VERSION_SQL, (MIGRATION_SET,)).fetchone()[0])
+        finally:
+            conn.close()
+
+    def refresh_statistics(self) -> list[str]:
+        """Analyse the file again when a table's row count has moved more than
+        ``statistics.STALE_RATIO`` times since its statistics were taken (see
+        ``compliance_store.sqlite.statistics``); returns those tables (empty: nothing to do).
+        The server's lead worker calls it every purge period, ``compliance maintenance`` on
+        demand; it waits for the write lock like any writer."""
+        if self._closed:
+            raise RuntimeError(f"the store {self.url} is closed")
+        with self._lock:
+            writer = self._writer_lock()
+        conn = self._connect()
+        try:
+            stale = stale_tables(conn, self._catalog.tables)
+            if stale:
+                _analyze(writer, conn)
+            return stale
         finally:
             conn.close()
 
@@ -342,6 +365,14 @@ class SqliteStore:
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.url!r})"
+
+
+def _analyze(writer: WriterLock, conn: sqlite3.Connection) -> None:
+    writer.acquire()
+    try:
+        analyze(conn)
+    finally:
+        writer.release()
 
 
 def open_store(url: str, **options: Any) -> SqliteStore:
