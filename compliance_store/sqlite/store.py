@@ -337,6 +337,10 @@ class SqliteStore:
             return {**report, "status": "error", "detail": str(error)}
         return {**report, "status": "ok", "journalMode": mode, "schemaVersion": version}
 
+    def after_bulk_load(self) -> None:
+        """After ``compliance migrate-store`` filled this file: refresh the statistics now."""
+        self.refresh_statistics()
+
     def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
         """Copy every row this store holds into ``target`` (any store), in one read session here
         and one write session there, and verify it: ``compliance_store.copy.copy_store``."""

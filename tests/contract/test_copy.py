@@ -311,6 +311,26 @@ def test_a_copy_is_verified_and_the_platform_answers_the_same(
         assert len(session[OUTBOX].pending()) == report.tables[TABLE_NAMES.index("outbox")].source_rows
 
 
+def test_a_postgres_target_is_vacuumed_and_analysed_after_the_copy(new_store: Callable[[str], Store]) -> None:
+    """Its counts are index-only scans (they need the visibility map) and its plans need
+    statistics, from the first request on rather than after autovacuum's next round."""
+    import psycopg
+
+    from compliance_store.postgres import PostgresStore, parse_url
+
+    source, target = new_store("sqlite"), new_store("postgresql")
+    seed(source)
+    copy_store(source, target)
+    assert isinstance(target, PostgresStore)
+    with psycopg.connect(parse_url(target.url)[0]) as conn:
+        row = conn.execute(
+            "SELECT c.reltuples, c.relallvisible FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relname = 'vendors'",
+            (target.schema,),
+        ).fetchone()
+    assert row is not None and row[0] > 0 and row[1] > 0, row
+
+
 def test_a_non_empty_target_is_refused_and_left_alone(new_store: Callable[[str], Store]) -> None:
     source, target = new_store("sqlite"), new_store("postgresql")
     seed(source)
