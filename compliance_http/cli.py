@@ -43,7 +43,7 @@ from compliance_core.platform import open_store, version
 
 from .delivery import POLL_INTERVAL, delivering
 from .openapi import openapi_document
-from .server import DEFAULT_THREADS, ServerError, configure_logging, periodic_purge, serve_platform
+from .server import DEFAULT_THREADS, ServerError, configure_logging, periodic_purge, refresh_statistics, serve_platform
 from .wire import Wire
 
 __all__ = ["main", "build_parser", "store_url", "first_run_banner", "DEFAULT_DB", "DEFAULT_ORGANIZATION"]
@@ -252,7 +252,11 @@ def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
         due = platform.policies.sweep_reviews()
-    _emit({"purgedIdempotencyRecords": purged, "policiesDueForReview": due})
+        analysed = refresh_statistics(platform.store)
+    report: dict[str, Any] = {"purgedIdempotencyRecords": purged, "policiesDueForReview": due}
+    if analysed is not None:
+        report["analyzedTables"] = analysed
+    _emit(report)
     return 0
 
 
@@ -648,11 +652,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records older than 24 hours; sweep policy reviews",
+        help="purge idempotency records older than 24 hours; sweep policy reviews; refresh SQLite's planner statistics",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
         "again), move published policies past their review date to needs_review, and print "
-        '{"purgedIdempotencyRecords": N, "policiesDueForReview": M}. A running server also does '
-        "this periodically; run it from cron for a database no server is serving.",
+        '{"purgedIdempotencyRecords": N, "policiesDueForReview": M}. On SQLite, also analyse the tables again '
+        "when one has grown or shrunk twofold since its statistics were taken, and list them as "
+        '"analyzedTables". A running server also does this periodically; run it from cron for a '
+        "database no server is serving.",
     )
     _add_db(maintenance)
     _options(maintenance)

@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import waitress
 from waitress.channel import HTTPChannel
@@ -64,6 +64,7 @@ __all__ = [
     "SpecChannel",
     "SpecErrorTask",
     "Purges",
+    "RefreshesStatistics",
     "WorkerPool",
     "bind",
     "configure_logging",
@@ -99,7 +100,8 @@ LINGER_BYTES = 64 * 1024 * 1024
 """The most such a connection discards before it closes anyway."""
 PURGE_EVERY = 600.0
 """Seconds between two purges of expired idempotency records (``Platform.purge_idempotency``) by
-the lead worker; it also purges once at start-up."""
+the lead worker; it also purges once at start-up. A store that keeps planner statistics
+(``RefreshesStatistics``: SQLite) has them refreshed at the same times."""
 REVIEW_SWEEP_EVERY = 12 * 3600.0
 """Seconds between two policy review sweeps by the lead worker (the reference sweeps every 12
 hours); it also sweeps once at start-up."""
@@ -663,12 +665,26 @@ class Purges(Protocol):
     def purge_idempotency(self, now: dt.datetime | None = None) -> int: ...
 
 
+@runtime_checkable
+class RefreshesStatistics(Protocol):
+    """A store whose query planner needs statistics taken by the application (SQLite: see
+    ``compliance_store.sqlite.statistics``; PostgreSQL's autovacuum analyses by itself)."""
+
+    def refresh_statistics(self) -> list[str]: ...
+
+
+def refresh_statistics(store: object) -> list[str] | None:
+    """The tables ``store`` analysed again (None: the store keeps no statistics of its own)."""
+    return store.refresh_statistics() if isinstance(store, RefreshesStatistics) else None
+
+
 @contextlib.contextmanager
 def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[threading.Thread]:
     """Purge expired idempotency records now and then every ``every`` seconds, in a thread, while
     the block runs; each purge logs how many records went. A failing purge is logged and tried
     again next time. The server runs it in its lead worker only: every worker shares the store,
-    so one purger is enough.
+    so one purger is enough. The platform's store, if it keeps planner statistics, has them
+    refreshed after each purge (an analysis is logged with the tables it covered).
 
     >>> with periodic_purge(platform):  # doctest: +SKIP
     ...     server.run()
@@ -683,6 +699,13 @@ def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[thr
                 log.exception("could not purge expired idempotency records; retrying in %.0f s", every)
             else:
                 log.info("purged %d expired idempotency record(s)", purged)
+            try:
+                analysed = refresh_statistics(getattr(platform, "store", None))
+            except Exception:
+                log.exception("could not refresh the planner statistics; retrying in %.0f s", every)
+            else:
+                if analysed:
+                    log.info("refreshed the planner statistics (tables grown or shrunk: %s)", ", ".join(analysed))
             if stop.wait(every):
                 return
 

@@ -33,6 +33,11 @@ values), one line per row, in key order. Once written, the target's rows are rea
 same write transaction and hashed the same way. Any difference raises ``CopyMismatch`` and the
 transaction rolls back, leaving the target as it was.
 
+Once committed, a target that keeps planner state of its own (``BulkLoaded``) is told: PostgreSQL
+vacuums and analyses the copied tables (the lists' counts are index-only scans, which need the
+visibility map, and a freshly filled table has neither it nor statistics until autovacuum comes
+round), SQLite refreshes its statistics (``compliance_store.sqlite.statistics``).
+
 A target that already holds a row is refused (``Conflict``) unless ``replace=True``, which first
 deletes every row of every copied table, in the same transaction. An empty source is refused too
 (``ValidationError``, field ``source``): it is almost always a mistyped URL (a PostgreSQL schema
@@ -47,7 +52,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -64,6 +69,7 @@ from compliance_core.kernel.registry import Area, Repo, Session
 from compliance_core.kernel.uow import Store
 
 __all__ = [
+    "BulkLoaded",
     "Table",
     "tables",
     "TableReport",
@@ -77,6 +83,14 @@ __all__ = [
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
+
+
+@runtime_checkable
+class BulkLoaded(Protocol):
+    """A store that brings its planner statistics (and PostgreSQL's visibility map) up to date
+    after a bulk load, rather than waiting for its own maintenance to notice."""
+
+    def after_bulk_load(self) -> None: ...
 
 
 class Dumps(Protocol[T_co]):
@@ -424,6 +438,8 @@ def copy_store(
             raise ValidationError.field("source", _display(source), "holds no data: there is nothing to copy")
         if not report.verified:
             raise CopyMismatch(report)
+    if isinstance(target, BulkLoaded):
+        target.after_bulk_load()
     return attrs.evolve(report, seconds=time.perf_counter() - started)
 
 

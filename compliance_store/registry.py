@@ -97,14 +97,16 @@ def derive(
 
 def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
     """A ``Records`` table's list and filter indexes, by name, with their columns (as each
-    store's ``migrations.helpers.create_records_table`` makes them)."""
+    store's ``migrations.helpers.create_records_table_v2`` makes them: a filter index ends with
+    the other filter columns, in the filter model's field order)."""
     declared = table.records
     if declared is None:
         return {}
     scope = ("organization_id", declared.partition) if declared.partition else ("organization_id",)
     indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
     if declared.filters is not None:
-        for field in attrs.fields(declared.filters):
-            if field.name != declared.partition:
-                indexes[f"{table.table}_by_{field.name}"] = (*scope, field.name, "created_at", "id")
+        filters = [field.name for field in attrs.fields(declared.filters) if field.name != declared.partition]
+        for column in filters:
+            others = (other for other in filters if other != column)
+            indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
     return indexes

@@ -53,6 +53,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
@@ -68,7 +69,7 @@ from .checks import schema_problems
 from .codec import scalar
 from .migrations import applied, migrate
 from .session import Catalog, Connection, PostgresSession
-from .tables import registry
+from .tables import SUPPORT_TABLES, registry
 
 __all__ = ["PostgresStore", "open_store", "parse_url", "mask_url"]
 
@@ -370,6 +371,16 @@ class PostgresStore:
                 "idle": stats.get("pool_available", 0),
             },
         }
+
+    def after_bulk_load(self) -> None:
+        """After ``compliance migrate-store`` filled this schema: ``VACUUM (ANALYZE)`` every
+        table, so counts run as index-only scans (they need the visibility map) with statistics
+        from the first request rather than after autovacuum's next round. VACUUM cannot run in a
+        transaction: each runs alone on a pooled (autocommit) connection."""
+        names = [*(table.table for table in self._catalog.tables), *SUPPORT_TABLES]
+        with self._pool.connection(timeout=self.pool_timeout) as conn:
+            for name in dict.fromkeys(names):
+                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(name)))
 
     def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
         """Copy every row this store holds into ``target`` (any store), in one read session here

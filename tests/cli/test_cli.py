@@ -491,8 +491,16 @@ def test_maintenance_purges_idempotency_records_older_than_a_day(run, db: str, o
     with platform_for(db) as platform:
         recent = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
 
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2, "policiesDueForReview": 0}, None)
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0}, None)
+    assert run("maintenance", "--db", db) == (
+        0,
+        {"purgedIdempotencyRecords": 2, "policiesDueForReview": 0, "analyzedTables": ["vendors", "audit_log"]},
+        None,
+    )
+    assert run("maintenance", "--db", db) == (
+        0,
+        {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0, "analyzedTables": []},
+        None,
+    )
     with platform_for(db) as platform:  # the recent record still replays
         again = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
     assert again.id == recent.id
@@ -504,8 +512,10 @@ def test_maintenance_sweeps_policies_past_their_review_date(run, db: str, org: d
     with Platform.open(store_url(db), clock=FrozenClock(long_ago)) as old:
         policy = old.policies.create(old.actor(owner), NewPolicy(name="Monthly", content="x", frequency="monthly"))
         old.policies.publish(old.actor(owner), policy.id, PublishPolicy())
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 1}, None)
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0}, None)
+    code, report, _ = run("maintenance", "--db", db)
+    assert code == 0 and report["policiesDueForReview"] == 1
+    code, report, _ = run("maintenance", "--db", db)
+    assert code == 0 and report["policiesDueForReview"] == 0
     with platform_for(db) as platform:
         assert platform.policies.get(platform.actor(owner), policy.id).status == "needs_review"
 

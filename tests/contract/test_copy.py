@@ -141,7 +141,8 @@ def test_a_dump_stopped_early_leaves_the_session_usable(store: Store) -> None:
 
 def test_the_copy_covers_every_table_a_store_keeps(tmp_path: pathlib.Path) -> None:
     """Every table of a migrated SQLite file, and every table the PostgreSQL registry knows,
-    is copied, except what the stores derive (the list counters) and their migration books."""
+    is copied, except what the stores derive (the list counters, SQLite's planner statistics)
+    and their migration books."""
     from compliance_store.postgres import tables as postgres_tables
     from compliance_store.sqlite import SqliteStore
     from compliance_store.sqlite import tables as sqlite_tables
@@ -150,7 +151,7 @@ def test_the_copy_covers_every_table_a_store_keeps(tmp_path: pathlib.Path) -> No
     SqliteStore(f"sqlite:///{tmp_path / 'every.db'}").close()
     with sqlite3.connect(tmp_path / "every.db") as conn:
         found = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert found - derived - {"_sqlite_migrations"} == set(TABLE_NAMES)
+    assert found - derived - {"_sqlite_migrations", "sqlite_stat1"} == set(TABLE_NAMES)
     assert {table.table for table in sqlite_tables.TABLES} | {"key_usage"} == set(TABLE_NAMES)
     assert {table.table for table in postgres_tables.TABLES} | set(postgres_tables.SUPPORT_TABLES) - derived == set(
         TABLE_NAMES
@@ -316,6 +317,26 @@ def test_a_copy_is_verified_and_the_platform_answers_the_same(
     with target.session(write=False) as session:
         assert session[VENDORS].revision(seeded.organization_id) > 0
         assert len(session[OUTBOX].pending()) == report.tables[TABLE_NAMES.index("outbox")].source_rows
+
+
+def test_a_postgres_target_is_vacuumed_and_analysed_after_the_copy(new_store: Callable[[str], Store]) -> None:
+    """Its counts are index-only scans (they need the visibility map) and its plans need
+    statistics, from the first request on rather than after autovacuum's next round."""
+    import psycopg
+
+    from compliance_store.postgres import PostgresStore, parse_url
+
+    source, target = new_store("sqlite"), new_store("postgresql")
+    seed(source)
+    copy_store(source, target)
+    assert isinstance(target, PostgresStore)
+    with psycopg.connect(parse_url(target.url)[0]) as conn:
+        row = conn.execute(
+            "SELECT c.reltuples, c.relallvisible FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relname = 'vendors'",
+            (target.schema,),
+        ).fetchone()
+    assert row is not None and row[0] > 0 and row[1] > 0, row
 
 
 def test_a_non_empty_target_is_refused_and_left_alone(new_store: Callable[[str], Store]) -> None:

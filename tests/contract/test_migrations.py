@@ -22,7 +22,7 @@ from compliance_core.kernel.registry import Area
 from compliance_store.sqlite import SqliteStore
 from compliance_store.sqlite.codec import Mapper, make_converter
 from compliance_store.sqlite.migrations import MIGRATIONS, migrations
-from compliance_store.sqlite.migrations.helpers import create_records_table
+from compliance_store.sqlite.migrations.helpers import create_records_table, create_records_table_v2
 
 from . import samples
 
@@ -171,6 +171,17 @@ def test_an_index_on_the_wrong_columns_is_refused(migrated: pathlib.Path) -> Non
         _open(migrated)
 
 
+def test_a_filter_index_without_the_other_filters_is_refused(migrated: pathlib.Path) -> None:
+    """The shape migrations 0001-0005 made: an index that cannot test a second filter."""
+    conn = sqlite3.connect(migrated)
+    conn.execute("DROP INDEX vendors_by_country")
+    conn.execute("CREATE INDEX vendors_by_country ON vendors (organization_id, archived, country, created_at, id)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(RuntimeError, match="vendors_by_country is on"):
+        _open(migrated)
+
+
 # A new area: its declaration, its migration through the helper, and the check between them
 
 
@@ -187,6 +198,7 @@ class Gadget:
 @attrs.frozen(kw_only=True)
 class GadgetFilter:
     kind: str | None = None
+    order: int | None = None
     archived: bool = False
 
 
@@ -197,7 +209,7 @@ WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, recor
 
 
 def _gadgets_migration(db: Database) -> None:
-    create_records_table(
+    create_records_table_v2(
         db,
         "gadgets",
         {
@@ -208,7 +220,7 @@ def _gadgets_migration(db: Database) -> None:
             "archived": "INTEGER NOT NULL DEFAULT 0",
             "created_at": "TEXT NOT NULL",
         },
-        filters=("kind",),
+        filters=("kind", "order"),
         partition="archived",
     )
 
@@ -255,6 +267,20 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(migrated: path
             assert session[GADGETS].get("org_a", "gdg_333") == gadget("gdg_333")
     finally:
         store.close()
+
+
+def test_a_table_made_by_the_first_helper_lacks_the_covering_filter_indexes(migrated: pathlib.Path) -> None:
+    db = Database(str(migrated))
+    with db.atomic():
+        create_records_table(
+            db,
+            "gadgets",
+            {"id": "TEXT", "organization_id": "TEXT", "kind": "TEXT", "order": "INTEGER", "created_at": "TEXT"},
+            filters=("kind", "order"),
+        )
+    db.close()
+    with pytest.raises(RuntimeError, match="index gadgets_by_kind is on"):
+        _open(migrated, areas=WITH_GADGETS)
 
 
 def test_the_helper_refuses_a_table_the_store_could_not_read(migrated: pathlib.Path) -> None:

@@ -41,7 +41,7 @@ from compliance_core.kernel.uow import Store
 from compliance_core.platform import open_store
 from compliance_store.postgres import PostgresStore, mask_url, parse_url
 from compliance_store.postgres.migrations import MIGRATIONS, applied, migrate
-from compliance_store.postgres.migrations.helpers import create_records_table
+from compliance_store.postgres.migrations.helpers import create_records_table, create_records_table_v2
 
 from . import samples
 
@@ -774,6 +774,14 @@ def test_an_index_on_the_wrong_columns_is_refused(fresh: str, migrated: Callable
         PostgresStore(fresh, pool_min=0)
 
 
+def test_a_filter_index_without_the_other_filters_is_refused(fresh: str, migrated: Callable[[str], None]) -> None:
+    """The shape migration 0002 made: an index that cannot test a second filter."""
+    migrated("DROP INDEX vendors_by_country")
+    migrated("CREATE INDEX vendors_by_country ON vendors (organization_id, archived, country, created_at, id)")
+    with pytest.raises(RuntimeError, match="vendors_by_country is on"):
+        PostgresStore(fresh, pool_min=0)
+
+
 # A new area: its declaration, its migration through the helper, and the check between them
 
 
@@ -790,6 +798,7 @@ class Gadget:
 @attrs.frozen(kw_only=True)
 class GadgetFilter:
     kind: str | None = None
+    order: int | None = None
     archived: bool = False
 
 
@@ -800,7 +809,7 @@ WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, recor
 
 
 def _gadgets_migration(cur: psycopg.Cursor[Any]) -> None:
-    create_records_table(
+    create_records_table_v2(
         cur,
         "gadgets",
         {
@@ -811,7 +820,7 @@ def _gadgets_migration(cur: psycopg.Cursor[Any]) -> None:
             "archived": "boolean NOT NULL DEFAULT false",
             "created_at": "timestamptz NOT NULL",
         },
-        filters=("kind",),
+        filters=("kind", "order"),
         partition="archived",
     )
 

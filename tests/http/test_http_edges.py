@@ -404,6 +404,30 @@ def test_the_purge_runs_once_at_start_and_stops_with_its_block() -> None:
     assert not thread.is_alive() and fake.calls == 1
 
 
+class _FakeStore:
+    def __init__(self, results: list[list[str] | Exception]) -> None:
+        self.results = results
+        self.calls = 0
+
+    def refresh_statistics(self) -> list[str]:
+        result = self.results[min(self.calls, len(self.results) - 1)]
+        self.calls += 1
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+
+def test_a_store_keeping_statistics_has_them_refreshed_after_each_purge(caplog: pytest.LogCaptureFixture) -> None:
+    fake = _FakePlatform([0, 0, 0])
+    fake.store = _FakeStore([["vendors"], RuntimeError("database is locked"), []])  # type: ignore[attr-defined]
+    with caplog.at_level(logging.INFO, logger="compliance_http.server"), periodic_purge(fake, every=0.01):
+        assert fake.called.wait(5)
+    messages = [r.getMessage() for r in caplog.records if r.name == "compliance_http.server"]
+    assert "refreshed the planner statistics (tables grown or shrunk: vendors)" in messages
+    assert any("could not refresh the planner statistics" in m for m in messages)  # and the purges went on
+    assert fake.store.calls >= 2  # type: ignore[attr-defined]
+
+
 def test_platform_app_of_the_lead_purges_and_the_others_do_not(tmp_path: Any, caplog: Any) -> None:
     from compliance_http import server
 

@@ -24,7 +24,7 @@ from psycopg import sql
 
 from .. import locks
 from ..codec import scalar
-from . import m0001_kernel, m0002_areas, m0004_audit_log, m0005_webhooks, m0006_policies
+from . import m0001_kernel, m0002_areas, m0003_list_indexes, m0004_audit_log, m0005_webhooks, m0006_policies
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
 
@@ -33,6 +33,7 @@ MIGRATION_TABLE = "compliance_migrations"
 MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0001_kernel", m0001_kernel.apply),
     ("0002_areas", m0002_areas.apply),
+    ("0003_list_indexes", m0003_list_indexes.apply),
     ("0004_audit_log", m0004_audit_log.apply),
     ("0005_webhooks", m0005_webhooks.apply),
     ("0006_policies", m0006_policies.apply),

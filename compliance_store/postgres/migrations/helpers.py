@@ -4,7 +4,12 @@ Frozen like the migrations that call it: the SQL a helper writes becomes part of
 that called it, so editing a helper would change released migrations and make fresh and upgraded
 schemas drift apart. A change in behaviour is a new helper beside this one (``..._v2``), never an
 edit of it. The store's start-up check (``compliance_store.postgres.checks``) asks for exactly
-what ``create_records_table`` makes.
+what ``create_records_table_v2`` makes (and ``cover_filter_indexes`` brought older tables to).
+
+Versions: ``create_records_table`` (migrations 0001-0002) indexes each filter column on the scope,
+the column and ``(created_at, id)``; ``create_records_table_v2`` (every migration from 0003 on)
+makes the same keys followed by the table's other filter columns, so a list filtered on two
+columns is counted (index-only) and paged inside one index (see ``m0003_list_indexes``).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-__all__ = ["create_records_table"]
+__all__ = ["create_records_table", "create_records_table_v2", "cover_filter_indexes", "filter_index_columns"]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _REQUIRED = ("id", "organization_id", "created_at")
@@ -29,7 +34,8 @@ def create_records_table(
     filters: Sequence[str] = (),
     partition: str | None = None,
 ) -> None:
-    """Create an organization-scoped table as the store reads a ``Records`` declaration.
+    """Create an organization-scoped table as migration 0002 did (new migrations call
+    ``create_records_table_v2``; this one stays for the migrations that called it).
 
     It makes the table, keyed by ``(organization_id, id)``; its list index ``<table>_list`` on
     the scope (``organization_id``, then ``partition`` if any) and ``(created_at, id)``; an index
@@ -49,21 +55,83 @@ def create_records_table(
         ``created_at``, in code-point order as the other stores order them)
     :param filters: the columns of the list filter model, except the partition (it is scope)
     :param partition: a boolean column counted separately (``archived``)
+    """
+    _create(cur, table, columns, filters, partition, covering=False)
 
-    A future area's migration, e.g. ``m0003_risks.py``::
+
+def create_records_table_v2(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    columns: Mapping[str, str],
+    *,
+    filters: Sequence[str] = (),
+    partition: str | None = None,
+) -> None:
+    """``create_records_table`` with covering filter indexes: each ``<table>_by_<column>`` is on
+    the scope, the column, ``(created_at, id)`` and then the other filter columns
+    (``filter_index_columns``) as key columns, not ``INCLUDE``: a key column is tested inside the
+    index by an Index Scan too, where an ``INCLUDE`` column is only a filter on the heap row
+    (measured: pages filtered on two columns 2.5 ms with ``INCLUDE``, 0.9 ms with keys). Counts
+    are index-only scans, which need the visibility map (autovacuum; bulk copies vacuum).
+    Every migration from 0003 on uses this.
+
+    :param filters: the columns of the list filter model except the partition, in the model's
+        field order (the start-up check expects the trailing columns in that order)
+
+    A future area's migration, e.g. ``m0006_risks.py``::
 
         def apply(cur: psycopg.Cursor[Any]) -> None:
-            create_records_table(cur, "risks", {
+            create_records_table_v2(cur, "risks", {
                 "id": 'text COLLATE "C" NOT NULL', "organization_id": 'text COLLATE "C" NOT NULL',
                 "title": "text NOT NULL", "status": "text NOT NULL", "owner_id": "text",
                 "archived": "boolean NOT NULL DEFAULT false",
                 "created_at": "timestamptz NOT NULL", "updated_at": "timestamptz NOT NULL",
             }, filters=("status", "owner_id"), partition="archived")
     """
-    scope = ("organization_id", partition) if partition else ("organization_id",)
+    _create(cur, table, columns, filters, partition, covering=True)
+
+
+def cover_filter_indexes(
+    cur: psycopg.Cursor[Any], table: str, *, filters: Sequence[str], partition: str | None = None
+) -> None:
+    """Rebuild the filter indexes of a table made by ``create_records_table`` as
+    ``create_records_table_v2`` makes them (same names, ``filter_index_columns``)."""
+    scope = _scope(partition)
+    for name in (table, *filters, *scope):
+        _check_name(name)
+    for column in filters:
+        cur.execute(f'DROP INDEX "{table}_by_{column}"')
+        cur.execute(_index(f"{table}_by_{column}", table, filter_index_columns(scope, column, filters)))
+
+
+def filter_index_columns(scope: Sequence[str], column: str, filters: Sequence[str]) -> tuple[str, ...]:
+    """The columns of a covering filter index: the scope, the column, ``(created_at, id)`` (the
+    page order, so a filtered page is a range in order) and then the other filters (tested in
+    the index, never read from the heap)."""
+    return (*scope, column, "created_at", "id", *(other for other in filters if other != column))
+
+
+def _scope(partition: str | None) -> tuple[str, ...]:
+    return ("organization_id", partition) if partition else ("organization_id",)
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise ValueError(f"{name!r} is not a plain lower-case SQL name")
+
+
+def _create(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    columns: Mapping[str, str],
+    filters: Sequence[str],
+    partition: str | None,
+    *,
+    covering: bool,
+) -> None:
+    scope = _scope(partition)
     for name in (table, *columns, *filters, *scope):
-        if not _NAME.match(name):
-            raise ValueError(f"{name!r} is not a plain lower-case SQL name")
+        _check_name(name)
     absent = [name for name in (*_REQUIRED, *scope, *filters) if name not in columns]
     if absent:
         raise ValueError(f"table {table} lacks the columns {absent}")
@@ -74,7 +142,8 @@ def create_records_table(
     cur.execute(f'CREATE TABLE "{table}" (\n' + ",\n".join(definitions) + "\n)")
     cur.execute(_index(f"{table}_list", table, (*scope, "created_at", "id")))
     for column in filters:
-        cur.execute(_index(f"{table}_by_{column}", table, (*scope, column, "created_at", "id")))
+        keys = filter_index_columns(scope, column, filters) if covering else (*scope, column, "created_at", "id")
+        cur.execute(_index(f"{table}_by_{column}", table, keys))
     for statement in (*_count_triggers(table, partition), *_revision_triggers(table)):
         cur.execute(statement)
 

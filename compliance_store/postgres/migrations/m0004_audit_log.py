@@ -2,7 +2,7 @@
 filtered by entity type, entity id, action and actor. ``changes`` is ``json`` (not ``jsonb``), so
 the changed fields keep the order the API renders them in.
 
-Frozen: literal names only; the table is made by ``create_records_table`` (itself frozen).
+Frozen: literal names only; the table is made by ``create_records_table_v2`` (itself frozen).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 
-from .helpers import create_records_table
+from .helpers import create_records_table_v2
 
 __all__ = ["apply"]
 
@@ -19,7 +19,7 @@ _ID = 'text COLLATE "C" NOT NULL'
 
 
 def apply(cur: psycopg.Cursor[Any]) -> None:
-    create_records_table(
+    create_records_table_v2(
         cur,
         "audit_log",
         {

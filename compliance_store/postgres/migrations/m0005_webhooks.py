@@ -2,7 +2,7 @@
 
 ``events`` is a ``jsonb`` list of event types. The attempt ``body`` is ``text``: the exact bytes
 every attempt of an event sends (a ``jsonb`` column would reorder keys). Besides the list and
-filter indexes every ``create_records_table`` makes, the deliveries table has two indexes for the
+filter indexes every ``create_records_table_v2`` makes, the deliveries table has two indexes for the
 delivery engine's claim: pending attempts by due time and sending ones by lease expiry.
 
 Frozen: literal names only.
@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from .helpers import create_records_table
+from .helpers import create_records_table_v2
 
 __all__ = ["apply"]
 
@@ -22,7 +22,7 @@ _ID = 'text COLLATE "C" NOT NULL'
 
 
 def apply(cur: psycopg.Cursor[Any]) -> None:
-    create_records_table(
+    create_records_table_v2(
         cur,
         "webhooks",
         {
@@ -40,7 +40,7 @@ def apply(cur: psycopg.Cursor[Any]) -> None:
         },
         filters=("active",),
     )
-    create_records_table(
+    create_records_table_v2(
         cur,
         "webhook_deliveries",
         {

@@ -6,7 +6,7 @@ area exists). A version number per policy and one
 acknowledgement per person and version are kept unique by the service (writers are serialised). Policies are counted per ``archived`` value (the
 register and the archive each have their own total).
 
-Frozen: literal names only; the tables are made by ``create_records_table`` (itself frozen).
+Frozen: literal names only; the tables are made by ``create_records_table_v2`` (itself frozen).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from .helpers import create_records_table
+from .helpers import create_records_table_v2
 
 __all__ = ["apply"]
 
@@ -23,7 +23,7 @@ _ID = 'text COLLATE "C" NOT NULL'
 
 
 def apply(cur: psycopg.Cursor[Any]) -> None:
-    create_records_table(
+    create_records_table_v2(
         cur,
         "policies",
         {
@@ -55,7 +55,7 @@ def apply(cur: psycopg.Cursor[Any]) -> None:
         filters=("status", "in_force", "assignee_id"),
         partition="archived",
     )
-    create_records_table(
+    create_records_table_v2(
         cur,
         "policy_versions",
         {
@@ -76,7 +76,7 @@ def apply(cur: psycopg.Cursor[Any]) -> None:
         },
         filters=("policy_id",),
     )
-    create_records_table(
+    create_records_table_v2(
         cur,
         "policy_acknowledgements",
         {

@@ -4,7 +4,12 @@ Frozen like the migrations that call it: the SQL a helper writes becomes part of
 that called it, so editing a helper would change released migrations and make fresh and upgraded
 databases drift apart. A change in behaviour is a new helper beside this one (``..._v2``), never
 an edit of it. The store's start-up check (``compliance_store.sqlite.checks``) asks for exactly
-what ``create_records_table`` makes.
+what ``create_records_table_v2`` makes (and ``cover_filter_indexes`` brought older tables to).
+
+Versions: ``create_records_table`` (migrations 0001-0005) indexes each filter column on the scope,
+the column and ``(created_at, id)``; ``create_records_table_v2`` (every migration from 0006 on)
+makes the same keys followed by the table's other filter columns, so a list filtered on two
+columns is counted and paged inside one index (see ``m0006_list_indexes`` for the measurements).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from sqlite_utils import Database
 
-__all__ = ["create_records_table"]
+__all__ = ["create_records_table", "create_records_table_v2", "cover_filter_indexes", "filter_index_columns"]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _REQUIRED = ("id", "organization_id", "created_at")
@@ -23,7 +28,8 @@ _REQUIRED = ("id", "organization_id", "created_at")
 def create_records_table(
     db: Database, table: str, columns: Mapping[str, str], *, filters: Sequence[str] = (), partition: str | None = None
 ) -> None:
-    """Create an organization-scoped table as the store reads a ``Records`` declaration.
+    """Create an organization-scoped table as migrations 0001-0005 did (new migrations call
+    ``create_records_table_v2``; this one stays for the migrations that called it).
 
     It makes the table, keyed by ``(organization_id, id)``; its list index ``<table>_list`` on
     the scope (``organization_id``, then ``partition`` if any) and ``(created_at, id)``; an index
@@ -37,20 +43,72 @@ def create_records_table(
         ``id``, ``organization_id``, ``created_at`` and the partition column
     :param filters: the columns of the list filter model, except the partition (it is scope)
     :param partition: a 0/1 column counted separately (``archived``)
+    """
+    _create(db, table, columns, filters, partition, covering=False)
 
-    A future area's migration, e.g. ``m0004_risks.py``::
+
+def create_records_table_v2(
+    db: Database, table: str, columns: Mapping[str, str], *, filters: Sequence[str] = (), partition: str | None = None
+) -> None:
+    """``create_records_table`` with covering filter indexes: each ``<table>_by_<column>`` is on
+    the scope, the column, ``(created_at, id)`` and then the other filter columns
+    (``filter_index_columns``), so a count, page or anchor hop filtered on two columns reads one
+    index range and no table rows but the page's own. Every migration from 0006 on uses this.
+
+    :param filters: the columns of the list filter model except the partition, in the model's
+        field order (the start-up check expects the trailing columns in that order)
+
+    A future area's migration, e.g. ``m0009_risks.py``::
 
         def apply(db: Database) -> None:
-            create_records_table(db, "risks", {
+            create_records_table_v2(db, "risks", {
                 "id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL", "title": "TEXT NOT NULL",
                 "status": "TEXT NOT NULL", "owner_id": "TEXT", "archived": "INTEGER NOT NULL DEFAULT 0",
                 "created_at": "TEXT NOT NULL", "updated_at": "TEXT NOT NULL",
             }, filters=("status", "owner_id"), partition="archived")
     """
-    scope = ("organization_id", partition) if partition else ("organization_id",)
+    _create(db, table, columns, filters, partition, covering=True)
+
+
+def cover_filter_indexes(db: Database, table: str, *, filters: Sequence[str], partition: str | None = None) -> None:
+    """Rebuild the filter indexes of a table made by ``create_records_table`` as
+    ``create_records_table_v2`` makes them (same names, ``filter_index_columns``)."""
+    scope = _scope(partition)
+    for name in (table, *filters, *scope):
+        _check_name(name)
+    for column in filters:
+        db.execute(f'DROP INDEX "{table}_by_{column}"')
+        db.execute(_index(f"{table}_by_{column}", table, filter_index_columns(scope, column, filters)))
+
+
+def filter_index_columns(scope: Sequence[str], column: str, filters: Sequence[str]) -> tuple[str, ...]:
+    """The columns of a covering filter index: the scope, the column, ``(created_at, id)`` (the
+    page order, so a filtered page is a range in order) and then the other filters (checked in
+    the index, never read from the table)."""
+    return (*scope, column, "created_at", "id", *(other for other in filters if other != column))
+
+
+def _scope(partition: str | None) -> tuple[str, ...]:
+    return ("organization_id", partition) if partition else ("organization_id",)
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise ValueError(f"{name!r} is not a plain lower-case SQL name")
+
+
+def _create(
+    db: Database,
+    table: str,
+    columns: Mapping[str, str],
+    filters: Sequence[str],
+    partition: str | None,
+    *,
+    covering: bool,
+) -> None:
+    scope = _scope(partition)
     for name in (table, *columns, *filters, *scope):
-        if not _NAME.match(name):
-            raise ValueError(f"{name!r} is not a plain lower-case SQL name")
+        _check_name(name)
     absent = [name for name in (*_REQUIRED, *scope, *filters) if name not in columns]
     if absent:
         raise ValueError(f"table {table} lacks the columns {absent}")
@@ -61,7 +119,8 @@ def create_records_table(
     db.execute(f'CREATE TABLE "{table}" (\n' + ",\n".join(definitions) + "\n)")
     db.execute(_index(f"{table}_list", table, (*scope, "created_at", "id")))
     for column in filters:
-        db.execute(_index(f"{table}_by_{column}", table, (*scope, column, "created_at", "id")))
+        keys = filter_index_columns(scope, column, filters) if covering else (*scope, column, "created_at", "id")
+        db.execute(_index(f"{table}_by_{column}", table, keys))
     for statement in (*_count_triggers(table, partition), *_revision_triggers(table)):
         db.execute(statement)
 

@@ -1,20 +1,20 @@
 """0007_audit_log: the audit trail, one entry per recorded event, listed per organization and
 filtered by entity type, entity id, action and actor. ``changes`` is a JSON object.
 
-Frozen: literal names only; the table is made by ``create_records_table`` (itself frozen).
+Frozen: literal names only; the table is made by ``create_records_table_v2`` (itself frozen).
 """
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
-from .helpers import create_records_table
+from .helpers import create_records_table_v2
 
 __all__ = ["apply"]
 
 
 def apply(db: Database) -> None:
-    create_records_table(
+    create_records_table_v2(
         db,
         "audit_log",
         {

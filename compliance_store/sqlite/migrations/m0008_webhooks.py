@@ -1,23 +1,23 @@
 """0008_webhooks: webhook endpoints and their delivery attempts.
 
 ``events`` is a JSON list of event types. Besides the list and filter indexes every
-``create_records_table`` makes, the deliveries table has two indexes for the delivery engine's
+``create_records_table_v2`` makes, the deliveries table has two indexes for the delivery engine's
 claim: pending attempts by due time and sending ones by lease expiry.
 
-Frozen: literal names only; the tables are made by ``create_records_table`` (itself frozen).
+Frozen: literal names only; the tables are made by ``create_records_table_v2`` (itself frozen).
 """
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
-from .helpers import create_records_table
+from .helpers import create_records_table_v2
 
 __all__ = ["apply"]
 
 
 def apply(db: Database) -> None:
-    create_records_table(
+    create_records_table_v2(
         db,
         "webhooks",
         {
@@ -35,7 +35,7 @@ def apply(db: Database) -> None:
         },
         filters=("active",),
     )
-    create_records_table(
+    create_records_table_v2(
         db,
         "webhook_deliveries",
         {

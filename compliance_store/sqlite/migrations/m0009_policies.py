@@ -6,20 +6,20 @@ area exists). A version number per policy and one
 acknowledgement per person and version are kept unique by the service (writers are serialised). Policies are counted per ``archived`` value (the
 register and the archive each have their own total).
 
-Frozen: literal names only; the tables are made by ``create_records_table`` (itself frozen).
+Frozen: literal names only; the tables are made by ``create_records_table_v2`` (itself frozen).
 """
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
-from .helpers import create_records_table
+from .helpers import create_records_table_v2
 
 __all__ = ["apply"]
 
 
 def apply(db: Database) -> None:
-    create_records_table(
+    create_records_table_v2(
         db,
         "policies",
         {
@@ -51,7 +51,7 @@ def apply(db: Database) -> None:
         filters=("status", "in_force", "assignee_id"),
         partition="archived",
     )
-    create_records_table(
+    create_records_table_v2(
         db,
         "policy_versions",
         {
@@ -72,7 +72,7 @@ def apply(db: Database) -> None:
         },
         filters=("policy_id",),
     )
-    create_records_table(
+    create_records_table_v2(
         db,
         "policy_acknowledgements",
         {
