@@ -239,7 +239,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
-    _emit({"purgedIdempotencyRecords": purged})
+        lapsed = platform.lapse_risk_acceptances()
+    _emit({"purgedIdempotencyRecords": purged, "lapsedRiskAcceptances": lapsed})
     return 0
 
 
@@ -578,9 +579,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records older than 24 hours",
+        help="purge idempotency records older than 24 hours and lapse expired risk acceptances",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
-        'again) and print {"purgedIdempotencyRecords": N}. A running server also does this '
+        "again), return the risks whose acceptance has reached its expiry date to review, and print "
+        '{"purgedIdempotencyRecords": N, "lapsedRiskAcceptances": M}. A running server also does this '
         "periodically; run it from cron for a database no server is serving.",
     )
     _add_db(maintenance)

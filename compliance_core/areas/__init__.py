@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel.registry import Area
-from . import api_keys, finding_templates, findings, organizations, people, vendors
+from . import api_keys, finding_templates, findings, organizations, people, risks, vendors
 
 __all__ = ["AREAS"]
 
@@ -19,4 +19,5 @@ AREAS: tuple[Area[Any], ...] = (
     vendors.AREA,
     findings.AREA,
     finding_templates.AREA,
+    risks.AREA,
 )

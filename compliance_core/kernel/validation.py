@@ -46,6 +46,7 @@ __all__ = [
     "timestamp",
     "email",
     "optional_id",
+    "id_list",
     "UNSET",
     "Unset",
     "COUNTRIES",
@@ -490,3 +491,33 @@ optional_id = _converter(
     {"type": "string", "pattern": _ID.pattern, "maxLength": 64, "description": "an identifier such as mem_..."},
     optional=True,
 )
+
+
+def id_list(max_items: int) -> Checked:
+    """A list of identifiers (links to other records): null means none, repeats are dropped
+    (first occurrence kept) and each entry must be an identifier; stored as a tuple."""
+
+    def check(value: Any, field: attrs.Attribute) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, (list, tuple)):
+            raise _fail(field, value, "must be a list of identifiers")
+        if len(value) > max_items:
+            raise _fail(field, len(value), f"at most {max_items} entries")
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not _ID.match(item) or len(item) > 64:
+                raise ValidationError.field(
+                    f"{wire_name(field.name)}[{index}]", item, "must be an identifier such as ctl_..."
+                )
+        return tuple(dict.fromkeys(value))
+
+    return _converter(
+        check,
+        {
+            "type": "array",
+            "maxItems": max_items,
+            "nullable": True,
+            "items": {"type": "string", "pattern": _ID.pattern, "maxLength": 64},
+            "description": "null means none; repeated identifiers are kept once",
+        },
+    )

@@ -22,7 +22,7 @@ from compliance_core.client import HEALTH
 from compliance_core.kernel.registry import Accepted, Download, Operation
 from compliance_core.kernel.rendering import wire_name
 
-from . import api_keys, finding_templates, findings, health, organization, people, vendors
+from . import api_keys, finding_templates, findings, health, organization, people, risks, vendors
 from .rows import Route
 
 __all__ = ["Route", "Endpoint", "ROUTES", "OPENAPI", "PAGE_PARAMETERS", "endpoints", "default_endpoints", "route_index"]
@@ -41,6 +41,7 @@ ROUTES: tuple[Route, ...] = (
     *people.ROUTES,
     *findings.ROUTES,
     *finding_templates.ROUTES,
+    *risks.ROUTES,
     *api_keys.ROUTES,
 )
 

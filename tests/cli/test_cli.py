@@ -487,8 +487,8 @@ def test_maintenance_purges_idempotency_records_older_than_a_day(run, db: str, o
     with platform_for(db) as platform:
         recent = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
 
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2}, None)
-    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0}, None)
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2, "lapsedRiskAcceptances": 0}, None)
+    assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, "lapsedRiskAcceptances": 0}, None)
     with platform_for(db) as platform:  # the recent record still replays
         again = platform.vendors.create(platform.actor(owner), NewVendor(name="New Co"), idempotency_key="new")
     assert again.id == recent.id

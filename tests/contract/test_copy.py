@@ -28,6 +28,7 @@ from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingPatch, NewFinding
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
+from compliance_core.areas.risks import NewRisk
 from compliance_core.areas.vendors import VENDORS, NewVendor, VendorFilter
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OUTBOX
@@ -241,6 +242,7 @@ def seed(store: Store) -> Seeded:
     finding = platform.findings.create(owner, NewFinding(title="MFA", severity="high"))
     platform.findings.update(owner, finding.id, FindingPatch(severity="critical"))
     platform.finding_templates.create(owner, NewFindingTemplate(category="iso", title="Access control"))
+    platform.risks.create(owner, NewRisk(title="Laptop theft", likelihood="likely", control_ids=["ctl_1"]))
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)
     clock.advance(days=1)
@@ -269,6 +271,7 @@ def _answers(store: Store, seeded: Seeded) -> dict[str, Any]:
         "people": platform.people.list(owner),
         "findings": platform.findings.list(owner),
         "templates": platform.finding_templates.list(owner),
+        "risks": platform.risks.list(owner),
         "keys": platform.api_keys.list(owner),
         "organizations": [
             platform.organizations.get(platform.actor(o)) for o in (seeded.organization_id, seeded.other_id)

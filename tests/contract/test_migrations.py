@@ -111,7 +111,10 @@ def test_every_migration_file_is_listed_once_in_order() -> None:
     files = sorted(path.stem for path in MIGRATIONS_DIR.glob("m[0-9]*.py"))
     assert [f"m{name}" for name in NAMES] == files
     assert sorted(NAMES) == NAMES and len(set(NAMES)) == len(NAMES)
-    assert [int(name[:4]) for name in NAMES] == list(range(1, len(NAMES) + 1))
+    numbers = [int(name[:4]) for name in NAMES]
+    # Numbers are handed out to parallel branches in advance, so a branch may hold a gap until
+    # the others merge; they must still start at 1 and only grow.
+    assert numbers[0] == 1 and all(a < b for a, b in zip(numbers, numbers[1:]))
 
 
 @pytest.mark.parametrize("name", NAMES)

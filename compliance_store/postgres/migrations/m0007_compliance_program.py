@@ -1,0 +1,70 @@
+"""0007_compliance_program: the risk register (issue 10).
+
+Risks are counted per ``archived`` value (the register and the archive each have their own
+total). Scores and levels are stored columns, so a list filters by level in SQL. The links to
+controls and tasks are ``jsonb`` lists of identifiers; enum-valued columns are text.
+
+Frozen: literal names only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from .helpers import create_records_table
+
+__all__ = ["apply"]
+
+_ID = 'text COLLATE "C" NOT NULL'
+
+
+def apply(cur: psycopg.Cursor[Any]) -> None:
+    create_records_table(
+        cur,
+        "risks",
+        {
+            "id": _ID,
+            "organization_id": _ID,
+            "title": "text NOT NULL",
+            "description": "text NOT NULL",
+            "category": "text NOT NULL",
+            "department": "text",
+            "status": "text NOT NULL",
+            "likelihood": "text NOT NULL",
+            "impact": "text NOT NULL",
+            "residual_likelihood": "text NOT NULL",
+            "residual_impact": "text NOT NULL",
+            "inherent_score": "integer NOT NULL",
+            "inherent_level": "text NOT NULL",
+            "residual_score": "integer NOT NULL",
+            "residual_level": "text NOT NULL",
+            "treatment_strategy": "text NOT NULL",
+            "treatment_strategy_description": "text NOT NULL",
+            "owner_id": "text",
+            "control_ids": "jsonb NOT NULL DEFAULT '[]'",
+            "task_ids": "jsonb NOT NULL DEFAULT '[]'",
+            "accepted_by": "text",
+            "accepted_at": "timestamptz",
+            "accepted_residual_score": "integer",
+            "acceptance_expires_on": "date",
+            "acceptance_note": "text",
+            "acceptance_lapsed_at": "timestamptz",
+            "acceptance_lapse_reason": "text",
+            "archived": "boolean NOT NULL DEFAULT false",
+            "archived_at": "timestamptz",
+            "created_at": "timestamptz NOT NULL",
+            "updated_at": "timestamptz NOT NULL",
+        },
+        filters=(
+            "status",
+            "category",
+            "department",
+            "owner_id",
+            "treatment_strategy",
+            "inherent_level",
+            "residual_level",
+        ),
+        partition="archived",
+    )

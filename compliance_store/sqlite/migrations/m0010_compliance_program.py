@@ -1,0 +1,66 @@
+"""0010_compliance_program: the risk register (issue 10).
+
+Risks are counted per ``archived`` value (the register and the archive each have their own
+total). Scores and levels are stored columns, so a list filters by level in SQL. The links to
+controls and tasks are JSON lists of identifiers.
+
+Frozen: literal names only; the table is made by ``create_records_table`` (itself frozen).
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+from .helpers import create_records_table
+
+__all__ = ["apply"]
+
+
+def apply(db: Database) -> None:
+    create_records_table(
+        db,
+        "risks",
+        {
+            "id": "TEXT NOT NULL",
+            "organization_id": "TEXT NOT NULL",
+            "title": "TEXT NOT NULL",
+            "description": "TEXT NOT NULL",
+            "category": "TEXT NOT NULL",
+            "department": "TEXT",
+            "status": "TEXT NOT NULL",
+            "likelihood": "TEXT NOT NULL",
+            "impact": "TEXT NOT NULL",
+            "residual_likelihood": "TEXT NOT NULL",
+            "residual_impact": "TEXT NOT NULL",
+            "inherent_score": "INTEGER NOT NULL",
+            "inherent_level": "TEXT NOT NULL",
+            "residual_score": "INTEGER NOT NULL",
+            "residual_level": "TEXT NOT NULL",
+            "treatment_strategy": "TEXT NOT NULL",
+            "treatment_strategy_description": "TEXT NOT NULL",
+            "owner_id": "TEXT",
+            "control_ids": "TEXT NOT NULL DEFAULT '[]'",
+            "task_ids": "TEXT NOT NULL DEFAULT '[]'",
+            "accepted_by": "TEXT",
+            "accepted_at": "TEXT",
+            "accepted_residual_score": "INTEGER",
+            "acceptance_expires_on": "TEXT",
+            "acceptance_note": "TEXT",
+            "acceptance_lapsed_at": "TEXT",
+            "acceptance_lapse_reason": "TEXT",
+            "archived": "INTEGER NOT NULL DEFAULT 0",
+            "archived_at": "TEXT",
+            "created_at": "TEXT NOT NULL",
+            "updated_at": "TEXT NOT NULL",
+        },
+        filters=(
+            "status",
+            "category",
+            "department",
+            "owner_id",
+            "treatment_strategy",
+            "inherent_level",
+            "residual_level",
+        ),
+        partition="archived",
+    )
