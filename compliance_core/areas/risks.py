@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ..kernel.errors import ValidationError
+from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import MAX_PER_PAGE, Page, PageCache, PageRequest
@@ -35,12 +35,12 @@ from ..kernel.validation import (
     Unset,
     blank_text,
     choice,
-    date,
     id_list,
     optional_choice,
     optional_id,
     optional_text,
     patch_field,
+    required_date,
     text,
 )
 
@@ -210,7 +210,7 @@ class RiskPatch(Patch):
 class RiskAcceptance:
     """The body of ``accept``: until when the acceptance holds, and why."""
 
-    expires_on: dt.date = attrs.field(converter=date)
+    expires_on: dt.date = attrs.field(converter=required_date)
     """The day the acceptance lapses (it holds until the day before); after today."""
     note: str | None = attrs.field(default=None, converter=optional_text(2000))
 
@@ -416,9 +416,15 @@ class RiskService:
         with self.uow.write() as tx:
             current = fetch(tx, RISKS, actor.organization_id, risk_id)
             if current.archived:
-                raise ValidationError.field("riskId", risk_id, "is archived; restore it before accepting it")
+                raise Conflict(
+                    "an archived risk cannot be accepted; restore it first",
+                    {"field": "archived", "value": True, "reason": "restore the risk before accepting it"},
+                )
             if current.status is RiskStatus.CLOSED:
-                raise ValidationError.field("status", current.status.value, "a closed risk cannot be accepted")
+                raise Conflict(
+                    "a closed risk cannot be accepted; reopen it first",
+                    {"field": "status", "value": current.status.value, "reason": "reopen the risk before accepting it"},
+                )
             updated = attrs.evolve(
                 current,
                 status=RiskStatus.ACCEPTED,

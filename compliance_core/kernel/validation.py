@@ -43,6 +43,7 @@ __all__ = [
     "optional_country",
     "url",
     "date",
+    "required_date",
     "timestamp",
     "email",
     "optional_id",
@@ -381,6 +382,8 @@ def _url(value: Any, field: attrs.Attribute) -> str:
         raise _fail(field, value, "must be an http(s) URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname or " " in value.strip():
         raise _fail(field, value, "must be an http(s) URL")
+    if not all("!" <= char <= "~" for char in value.strip()):  # RFC 3986: an IRI is sent percent-encoded
+        raise _fail(field, value, "must be an http(s) URL of printable ASCII characters (percent-encode the rest)")
     return value.strip()
 
 
@@ -391,7 +394,7 @@ url = _converter(
         "format": "uri",
         "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
         "maxLength": 2048,
-        "description": "an http or https URL with a host and no spaces",
+        "description": "an http or https URL with a host, in printable ASCII (no spaces)",
     },
     optional=True,
 )
@@ -422,6 +425,16 @@ date = _converter(
     },
     optional=True,
 )
+required_date = _converter(
+    _date,
+    {
+        "type": "string",
+        "format": "date",
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        "description": "a calendar date in the form YYYY-MM-DD",
+    },
+)
+"""``date`` that refuses null."""
 
 
 def _timestamp(value: Any, field: attrs.Attribute) -> dt.datetime:

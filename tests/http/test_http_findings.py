@@ -84,8 +84,31 @@ def test_roles(api: Api, as_role: Any) -> None:
         caller = as_role(role)
         assert caller.get(ROOT).status_code == 200
         error(caller.post(ROOT, {"title": "x", "severity": "low"}), 403, "forbidden")
-        error(caller.post(f"{ROOT}/{finding['id']}/close"), 403, "forbidden")
+        error(caller.patch(f"{ROOT}/{finding['id']}", {"status": "ready_for_review"}), 403, "forbidden")
+    error(as_role("employee").post(f"{ROOT}/{finding['id']}/close"), 403, "forbidden")
+    error(as_role("contractor").post(f"{ROOT}/{finding['id']}/request-revision", {"note": "x"}), 403, "forbidden")
     assert as_role("admin").post(f"{ROOT}/{finding['id']}/close").status_code == 200
+
+
+def test_auditors_send_findings_back_with_a_note_and_close_them(api: Api, as_role: Any) -> None:
+    auditor = as_role("auditor")
+    finding = create(api, taskId="tsk_1", controlId="ctl_2")
+    path = f"{ROOT}/{finding['id']}"
+    error(auditor.post(path + "/request-revision", {}), 400, "validation_error", "note")
+    error(api.patch(path, {"status": "needs_revision"}), 400, "validation_error", "revisionNote")
+    asked = auditor.post(path + "/request-revision", {"note": "Attach the access review"})
+    assert asked.status_code == 200, asked.text
+    assert (asked.json["status"], asked.json["revisionNote"]) == ("needs_revision", "Attach the access review")
+    fixed = api.patch(path, {"status": "ready_for_review"}).json
+    assert (fixed["status"], fixed["revisionNote"], fixed["taskId"], fixed["controlId"]) == (
+        "ready_for_review",
+        None,
+        "tsk_1",
+        "ctl_2",
+    )
+    assert auditor.post(path + "/close").json["status"] == "closed"
+    error(auditor.post(path + "/request-revision", {"note": "again"}), 409, "conflict", "status")
+    assert {f["id"] for f in api.get(ROOT, query="taskId=tsk_1").json["data"]} == {finding["id"]}
 
 
 def test_other_organizations_finding_is_404(api: Api, other: Api) -> None:

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance_core import FrozenClock, Platform, Role, SequentialIds
+from compliance_core.areas import AREAS
 from compliance_core.kernel.permissions import can
 from compliance_http.app import create_app
 from compliance_http.openapi import openapi_document
@@ -76,7 +77,17 @@ class World:
         return caller.request(method or endpoint.method, path, body=self.body(endpoint))
 
     def ids(self, endpoint: Endpoint) -> dict[str, str]:
-        return {name: self.record(endpoint.operation.area) for name in endpoint.operation.ids}
+        return {name: self.record(self.owner_of(endpoint, name)) for name in endpoint.operation.ids}
+
+    def owner_of(self, endpoint: Endpoint, name: str) -> str:
+        """The area whose record an id names: the operation's own when it creates records, else
+        the area keeping the table of that kind (``person_id``: a person, in the people area)."""
+        area = endpoint.operation.area
+        if area in self.creates:
+            return area
+        return next(
+            owner.name for owner in AREAS for records in owner.records if f"{records.kind.replace(' ', '_')}_id" == name
+        )
 
 
 def _fresh(value: Any, n: int) -> Any:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compliance_core import Forbidden, NotFound, Role, ValidationError
+from compliance_core import Conflict, Forbidden, NotFound, Role, ValidationError
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.risks import (
     AcceptanceLapse,
@@ -213,6 +213,9 @@ def test_the_expiry_must_be_after_today(platform, owner, clock) -> None:
         assert caught.value.details["field"] == "expiresOn"
     with pytest.raises(ValidationError):
         RiskAcceptance(expires_on="2026-02-30")
+    with pytest.raises(ValidationError) as caught:
+        RiskAcceptance(expires_on=None)
+    assert caught.value.details["field"] == "expiresOn"
 
 
 def test_accepted_is_reached_only_through_accept(platform, owner) -> None:
@@ -226,10 +229,10 @@ def test_accepted_is_reached_only_through_accept(platform, owner) -> None:
 
 def test_closed_and_archived_risks_cannot_be_accepted(platform, owner) -> None:
     closed = _risk(platform, owner, status="closed")
-    with pytest.raises(ValidationError):
+    with pytest.raises(Conflict):
         platform.risks.accept(owner, closed.id, RiskAcceptance(expires_on="2030-01-01"))
     archived = platform.risks.archive(owner, _risk(platform, owner).id)
-    with pytest.raises(ValidationError):
+    with pytest.raises(Conflict):
         platform.risks.accept(owner, archived.id, RiskAcceptance(expires_on="2030-01-01"))
 
 

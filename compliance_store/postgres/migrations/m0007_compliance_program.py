@@ -1,8 +1,12 @@
-"""0007_compliance_program: the risk register (issue 10).
+"""0007_compliance_program: the risk register, the links of complete findings, and the
+organization's profile, branding, settings and Owner (issue 10).
 
 Risks are counted per ``archived`` value (the register and the archive each have their own
 total). Scores and levels are stored columns, so a list filters by level in SQL. The links to
-controls and tasks are ``jsonb`` lists of identifiers; enum-valued columns are text.
+controls and tasks are ``jsonb`` lists of identifiers; enum-valued columns are text. Findings
+gain the task and the control they were raised against, each a list filter with its index (as
+``create_records_table`` names them). An organization's ``slug`` is unique (a partial index:
+many have none).
 
 Frozen: literal names only.
 """
@@ -68,3 +72,22 @@ def apply(cur: psycopg.Cursor[Any]) -> None:
         ),
         partition="archived",
     )
+    cur.execute('ALTER TABLE "findings" ADD COLUMN "task_id" text')
+    cur.execute('ALTER TABLE "findings" ADD COLUMN "control_id" text')
+    cur.execute('CREATE INDEX "findings_by_task_id" ON "findings" ("organization_id", "task_id", "created_at", "id")')
+    cur.execute(
+        'CREATE INDEX "findings_by_control_id" ON "findings" ("organization_id", "control_id", "created_at", "id")'
+    )
+    for column, definition in (
+        ("slug", "text"),
+        ("website", "text"),
+        ("logo", "text"),
+        ("primary_color", "text"),
+        ("evidence_approval_enabled", "boolean NOT NULL DEFAULT false"),
+        ("device_agent_step_enabled", "boolean NOT NULL DEFAULT true"),
+        ("security_training_step_enabled", "boolean NOT NULL DEFAULT true"),
+        ("advanced_mode_enabled", "boolean NOT NULL DEFAULT false"),
+        ("owner_person_id", "text"),
+    ):
+        cur.execute(f'ALTER TABLE "organizations" ADD COLUMN "{column}" {definition}')
+    cur.execute('CREATE UNIQUE INDEX "organizations_slug" ON "organizations" ("slug") WHERE "slug" IS NOT NULL')

@@ -1,8 +1,11 @@
-"""0010_compliance_program: the risk register (issue 10).
+"""0010_compliance_program: the risk register, the links of complete findings, and the
+organization's profile, branding, settings and Owner (issue 10).
 
 Risks are counted per ``archived`` value (the register and the archive each have their own
 total). Scores and levels are stored columns, so a list filters by level in SQL. The links to
-controls and tasks are JSON lists of identifiers.
+controls and tasks are JSON lists of identifiers. Findings gain the task and the control they
+were raised against, each a list filter with its index (as ``create_records_table`` names them).
+An organization's ``slug`` is unique (a partial index: many have none).
 
 Frozen: literal names only; the table is made by ``create_records_table`` (itself frozen).
 """
@@ -64,3 +67,24 @@ def apply(db: Database) -> None:
         ),
         partition="archived",
     )
+    db.execute('ALTER TABLE "findings" ADD COLUMN "task_id" TEXT')
+    db.execute('ALTER TABLE "findings" ADD COLUMN "control_id" TEXT')
+    db.execute(
+        'CREATE INDEX "findings_by_task_id"\n    ON "findings" ("organization_id", "task_id", "created_at", "id")'
+    )
+    db.execute(
+        'CREATE INDEX "findings_by_control_id"\n    ON "findings" ("organization_id", "control_id", "created_at", "id")'
+    )
+    for column, definition in (
+        ("slug", "TEXT"),
+        ("website", "TEXT"),
+        ("logo", "TEXT"),
+        ("primary_color", "TEXT"),
+        ("evidence_approval_enabled", "INTEGER NOT NULL DEFAULT 0"),
+        ("device_agent_step_enabled", "INTEGER NOT NULL DEFAULT 1"),
+        ("security_training_step_enabled", "INTEGER NOT NULL DEFAULT 1"),
+        ("advanced_mode_enabled", "INTEGER NOT NULL DEFAULT 0"),
+        ("owner_person_id", "TEXT"),
+    ):
+        db.execute(f'ALTER TABLE "organizations" ADD COLUMN "{column}" {definition}')
+    db.execute('CREATE UNIQUE INDEX "organizations_slug" ON "organizations" ("slug") WHERE "slug" IS NOT NULL')
