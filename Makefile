@@ -9,7 +9,7 @@ SERVE_STAMP := $(VENV)/.serve-stamp
 TEST_STAMP  := $(VENV)/.test-stamp
 DB     ?= $(or $(COMPLIANCE_DB),compliance.db)
 
-.PHONY: setup serve test lint bench openapi clean
+.PHONY: setup serve test lint bench openapi events clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -43,6 +43,9 @@ bench: setup
 
 openapi: setup
 	$(BIN)/compliance openapi > docs/openapi.json
+
+events: setup
+	$(BIN)/python -m compliance_core.events_doc > docs/events.md
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

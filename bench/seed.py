@@ -165,7 +165,7 @@ def seed_url(url: str, vendors: int = 10_000, *, rng_seed: int = 2024) -> Seeded
             )
             for index in range(vendors)
         ]
-        with platform.uow.write() as tx:
+        with platform.uow.write(None) as tx:
             for record in records:
                 tx[VENDORS].add(record)
     secret = boot.owner_key.secret

@@ -8,6 +8,10 @@ next lease (or by ``flush``). The bucket never grants more tokens than it holds,
 however many processes share the store; plans that refill less than one request per second
 (Free) lease a single token per request and are exact. Without leases, every request of every
 process would queue for the store's one writer.
+
+These writes record no event and so leave no audit entry: a lease or a usage count changes no
+record a caller reads as the organization's data, and auditing every request's admission would
+write an entry per request.
 """
 
 from __future__ import annotations
@@ -102,7 +106,7 @@ class AccessService:
         """One write: give back what ``held`` did not spend, record what it admitted, and lease
         fresh tokens for this request and the next second's worth."""
         returned = 0 if held is None else held.tokens
-        with self.uow.write() as tx:
+        with self.uow.write(None) as tx:  # admission bookkeeping: no event, so no audit entry
             organization = tx[ORGANIZATIONS].get(key.organization_id)
             if organization is None:
                 raise Unauthorized("the API key's organization no longer exists", {"reason": "unknown"})
@@ -150,7 +154,7 @@ class AccessService:
         if not held:
             return
         now = self.uow.clock.now()
-        with self.uow.write() as tx:
+        with self.uow.write(None) as tx:
             for key_id, item in held.items():
                 if item.tokens:
                     bucket, _, _ = lease(tx[RATE_LIMITS].get(key_id), item.policy, now, want=0, returned=item.tokens)

@@ -188,7 +188,11 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
             parameter["schema"] = schema
             parameters.append(parameter)
     if core.paged:
-        parameters += [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/perPage"}]
+        parameters += [
+            {"$ref": "#/components/parameters/page"},
+            {"$ref": "#/components/parameters/perPage"},
+            {"$ref": "#/components/parameters/cursor"},
+        ]
     if route.public:
         operation["security"] = []
         operation["description"] = "Public: no API key needed."
@@ -530,6 +534,18 @@ _PAGE_META = {
         "page": {"type": "integer"},
         "perPage": {"type": "integer"},
         "totalPages": {"type": "integer", "description": "At least 1; page through until page equals totalPages"},
+        "cursor": {
+            "type": "string",
+            "nullable": True,
+            "description": "Only on a cursor walk (the request had `cursor`): the cursor this page started "
+            "after (null on the first page)",
+        },
+        "nextCursor": {
+            "type": "string",
+            "nullable": True,
+            "description": "Only on a cursor walk: pass it as `cursor` for the next page; null when "
+            "there is none (a walk may end with an empty page)",
+        },
     },
 }
 _HEALTH = {
@@ -571,7 +587,13 @@ _PARAMETERS = {
         "result, nothing created twice. The same key with a different body: 409.",
     },
     **{
-        name: {"name": name, "in": "query", "required": False, "schema": schema}
+        name: {
+            "name": name,
+            "in": "query",
+            "required": False,
+            **({"description": schema["description"]} if "description" in schema else {}),
+            "schema": {key: value for key, value in schema.items() if key != "description"},
+        }
         for name, schema in page_schemas().items()
     },
 }

@@ -9,6 +9,8 @@ back into core models) serves ``HTTPTransport``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import re
 import threading
@@ -28,12 +30,20 @@ from compliance_core.areas.api_keys import ApiKey, IssuedKey
 from compliance_core.areas.organizations import Organization, Plan
 from compliance_core.kernel.clock import SystemClock, utc
 from compliance_core.kernel.errors import ValidationError
-from compliance_core.kernel.pagination import DEFAULT_PER_PAGE, Page, PageRequest
+from compliance_core.kernel.pagination import (
+    DEFAULT_PER_PAGE,
+    MAX_PAGE,
+    MAX_PER_PAGE,
+    Page,
+    PageRequest,
+    Position,
+    RowItems,
+)
 from compliance_core.kernel.permissions import Actor
 from compliance_core.kernel.rendering import Renderer, json_value, model_in, wire_name
 from compliance_core.kernel.validation import UNSET
 
-__all__ = ["Wire", "JSON", "MAX_JSON_DEPTH", "MAX_INTEGER_DIGITS"]
+__all__ = ["Wire", "JSON", "MAX_JSON_DEPTH", "MAX_INTEGER_DIGITS", "encode_cursor", "decode_cursor"]
 
 T = TypeVar("T")
 JSON = "application/json"
@@ -223,6 +233,35 @@ def _is_bool(hint: Any) -> bool:
     )
 
 
+_CURSOR_CHARS = 200
+"""Longest cursor accepted: the ones issued here are about 80 characters."""
+
+
+def encode_cursor(position: Position) -> str:
+    """A cursor walk's position as an opaque, URL-safe token (base64url of a JSON array: the
+    offset, the last row's ``createdAt`` as the API shows it, and its id)."""
+    raw = _dumps([position.offset, position.created_at, position.id])
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def decode_cursor(token: str) -> Position:
+    """The position a token from ``encode_cursor`` stands for; anything else is a
+    ``validation_error`` on ``cursor``."""
+    try:
+        if len(token) > _CURSOR_CHARS:
+            raise ValueError("too long")
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        offset, created_at, item_id = orjson.loads(raw)
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < MAX_PAGE * MAX_PER_PAGE:
+            raise ValueError("offset")
+        if not isinstance(item_id, str) or not 0 < len(item_id) <= 64 or not isinstance(created_at, str):
+            raise ValueError("key")
+        when = _parse_datetime(created_at, dt.datetime)
+    except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError):
+        raise ValidationError.field("cursor", _clip(token), "is not a cursor this service issued") from None
+    return Position(when, item_id, offset)
+
+
 class Wire:
     """Encoder and decoder for one app (or one client).
 
@@ -254,33 +293,48 @@ class Wire:
         core's cache is sent as rendered the first time, unless its items show the time of the
         answer (an API key's status).
         """
-        if not page.items:
+        items = page.items
+        if not items:
             return self._envelope(page, [], actor)
-        model = type(page.items[0])
-        render = self._renderer.function(model)
+        model = items.source.model if isinstance(items, RowItems) else type(items[0])
         if self._renderer.clocked(model):
-            return self._envelope(page, [render(item) for item in page.items], actor)
+            return self._envelope(page, self._data(items, model), actor)
         body = self._rendered.get(page, actor.auth_type)
         if body is None:
-            body = self._envelope(page, [render(item) for item in page.items], actor)
+            body = self._envelope(page, self._data(items, model), actor)
             self._rendered.put(page, actor.auth_type, body)
         return body
 
+    def _data(self, items: Sequence[Any], model: type) -> list[Any]:
+        """The items' wire objects: from the store's rows when it kept them and the renderer
+        allows (no models built), else from the models; a row the fast path cannot render goes
+        through its model."""
+        renderer = self._renderer
+        if isinstance(items, RowItems) and renderer.from_rows:
+            from_row = renderer.row_function(items.source)
+            if from_row is not None:
+                data = []
+                for index, row in enumerate(items.rows):
+                    try:
+                        data.append(from_row(row))
+                    except (KeyError, TypeError, ValueError):
+                        data.append(renderer.function(model)(items[index]))
+                return data
+        render = renderer.function(model)
+        return [render(item) for item in items]
+
     @staticmethod
     def _envelope(page: Page[Any], data: list[Any], actor: Actor) -> bytes:
-        return _dumps(
-            {
-                "data": data,
-                "count": page.total,
-                "meta": {
-                    "total": page.total,
-                    "page": page.page,
-                    "perPage": page.per_page,
-                    "totalPages": page.total_pages,
-                },
-                "authType": actor.auth_type,
-            }
-        )
+        meta: dict[str, Any] = {
+            "total": page.total,
+            "page": page.page,
+            "perPage": page.per_page,
+            "totalPages": page.total_pages,
+        }
+        if page.walk:
+            meta["cursor"] = None if page.after is None else encode_cursor(page.after)
+            meta["nextCursor"] = None if page.next_after is None else encode_cursor(page.next_after)
+        return _dumps({"data": data, "count": page.total, "meta": meta, "authType": actor.auth_type})
 
     def batch(self, items: Sequence[Any]) -> bytes:
         return _dumps({"data": self._renderer.native(items), "count": len(items)})
@@ -381,10 +435,15 @@ class Wire:
         return parsed
 
     def _parse_list_query(self, params: Mapping[str, str], filters: type[T] | None) -> tuple[T | None, PageRequest]:
-        page = PageRequest(
-            page=self._integer(params, "page", 1),
-            per_page=self._integer(params, "perPage", DEFAULT_PER_PAGE),
-        )
+        per_page = self._integer(params, "perPage", DEFAULT_PER_PAGE)
+        if "cursor" in params:
+            if "page" in params:
+                raise ValidationError.field("page", _clip(params["page"]), "cannot be combined with cursor")
+            PageRequest(per_page=per_page)  # the same perPage check as a numbered page
+            token = params["cursor"]
+            page = PageRequest.walking(per_page, decode_cursor(token) if token else None)
+        else:
+            page = PageRequest(page=self._integer(params, "page", 1), per_page=per_page)
         if filters is None:
             return None, page
         shape = self._shape(filters)
@@ -473,7 +532,10 @@ class Wire:
                 params[wire_name(field.name)] = (
                     ("true" if value else "false") if isinstance(value, bool) else str(value)
                 )
-        if page is not None:
+        if page is not None and page.walk:
+            params["cursor"] = "" if page.after is None else encode_cursor(page.after)
+            params["perPage"] = str(page.per_page)
+        elif page is not None:
             params["page"] = str(page.page)
             params["perPage"] = str(page.per_page)
         return params
@@ -483,11 +545,15 @@ class Wire:
 
     def structure_page(self, data: Mapping[str, Any], model: type[T]) -> Page[T]:
         meta = data["meta"]
+        walk = "nextCursor" in meta
         return Page(
             items=tuple(self._converter.structure(item, model) for item in data["data"]),
             total=meta["total"],
             page=meta["page"],
             per_page=meta["perPage"],
+            walk=walk,
+            after=decode_cursor(meta["cursor"]) if walk and meta.get("cursor") else None,
+            next_after=decode_cursor(meta["nextCursor"]) if walk and meta["nextCursor"] else None,
         )
 
     def structure_health(self, data: Mapping[str, Any]) -> dict[str, Any]:

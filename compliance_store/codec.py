@@ -22,6 +22,7 @@ import attrs
 import cattrs
 
 from compliance_core.kernel.clock import utc
+from compliance_core.kernel.pagination import RowItems
 
 __all__ = [
     "BaseMapper",
@@ -108,6 +109,20 @@ class BaseMapper(abc.ABC, Generic[M]):
         self.update_sql = f"UPDATE {table} SET {assignments} WHERE {self.where_key}"
         self.select_sql = f"SELECT {self.columns} FROM {table}"
         self._key_positions = [self.names.index(name) for name in key]
+
+    def column_decoder(self, name: str) -> Codec | None:
+        """The decoder of ``name``'s column (None: the driver's value is the model's)."""
+        return self.codecs[name][1]
+
+    @staticmethod
+    @abc.abstractmethod
+    def plain_loader(value: Any) -> Any:
+        """A nested column's value as plain JSON values, not structured into models (what
+        ``Renderer.row_function`` renders from)."""
+
+    def page(self, rows: Iterable[Sequence[Any]]) -> RowItems[M]:
+        """A page's rows, built into models only when read as models (see ``RowItems``)."""
+        return RowItems(list(rows), self)
 
     def to_row(self, item: M) -> list[Any]:
         values = list(self._values(item))

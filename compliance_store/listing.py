@@ -19,10 +19,15 @@ OFFSET o - every * k``, a range of the same filter index (which ends in ``create
 fewer than ``every`` rows are skipped. Missing anchors up to the page are collected first, each
 by ``LIMIT 1 OFFSET every`` from the last one over the covering index (only the key columns).
 The count, and every page below ``every``, run exactly as without anchors.
+
+A cursor walk (``PageRequest.walk``) needs no anchors: each page starts right after the last
+row served, ``AND (created_at, id) > (?, ?) ... LIMIT n``, one range of the same index whatever
+the depth.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 import attrs
@@ -73,14 +78,16 @@ class PagedQuery(Generic[M]):
         self._revision_sql = f"SELECT revision FROM list_revisions WHERE table_name = {m} AND organization_id = {m}"
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
-        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
+        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str, str]] = {}
+        created_at = mapper.codecs["created_at"][0] if "created_at" in mapper.codecs else None
+        self._encode_created_at = created_at or (lambda value: value)
         self._counted_when: tuple[str, ...] | None = None
         if counted and partition is None:
             self._counted_when = ()
         elif counted and partition is not None and partition in names:
             self._counted_when = (partition,)
 
-    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str]:
+    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str, str]:
         m = self.mapper.mark
         where = " AND ".join([f"organization_id = {m}", *(f"{quote(name)} = {m}" for name in active)])
         table = self.mapper.table
@@ -93,6 +100,8 @@ class PagedQuery(Generic[M]):
             f" ORDER BY {order} LIMIT 1 OFFSET {m}",
             f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
             f" ORDER BY {order} LIMIT {m} OFFSET {m}",
+            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start[0]} ({m}, {m})"
+            f" ORDER BY {order} LIMIT {m}",
         )
         self._statements[active] = statements
         return statements
@@ -111,7 +120,7 @@ class PagedQuery(Generic[M]):
         page: PageRequest,
         total: int | None = None,
         anchors: Anchors | None = None,
-    ) -> tuple[list[M], int]:
+    ) -> tuple[Sequence[M], int]:
         """The page and the total; ``total``, when given, is trusted and nothing is counted.
 
         :param anchors: the filter set's seek keys at this revision (see the module): a deep
@@ -125,7 +134,9 @@ class PagedQuery(Generic[M]):
                 active.append(name)
                 params.append(value if encode is None else encode(value))
         key = tuple(active)
-        count_sql, page_sql, first_sql, hop_sql, seek_sql = self._statements.get(key) or self._statements_for(key)
+        count_sql, page_sql, first_sql, hop_sql, seek_sql, after_sql = self._statements.get(
+            key
+        ) or self._statements_for(key)
         if total is None and key == self._counted_when:
             # the partition's value as a plain bool: SQLite binds it as 0/1, PostgreSQL as boolean
             found = db.execute(self._counter_sql, (self.mapper.table, organization_id, bool(key and params[1])))
@@ -133,6 +144,13 @@ class PagedQuery(Generic[M]):
             total = 0 if row is None else int(row[0])
         elif total is None:
             total = int(db.execute(count_sql, params).fetchone()[0])
+        if page.walk:
+            if page.after is not None:
+                after = page.after
+                params.extend((self._encode_created_at(after.created_at), after.id, page.per_page))
+                return self.mapper.page(db.execute(after_sql, params)), total
+            params.extend((page.per_page, 0))
+            return self.mapper.page(db.execute(page_sql, params)), total
         offset = page.offset
         if offset >= total:
             return [], total
@@ -142,10 +160,10 @@ class PagedQuery(Generic[M]):
             anchor, rest = anchors.seek(offset)
             if anchor is not None:
                 params.extend((*anchor, page.per_page, rest))
-                return self.mapper.from_rows(db.execute(seek_sql, params)), total
+                return self.mapper.page(db.execute(seek_sql, params)), total
         params.append(page.per_page)
         params.append(offset)
-        return self.mapper.from_rows(db.execute(page_sql, params)), total
+        return self.mapper.page(db.execute(page_sql, params)), total
 
     @staticmethod
     def _collect(db: Any, first_sql: str, hop_sql: str, params: list[Any], anchors: Anchors, wanted: int) -> None:

@@ -10,7 +10,7 @@ insert, update and delete, inside the same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import cattrs
@@ -77,7 +77,7 @@ class ScopedRecords(Generic[M]):
         page: PageRequest,
         total: int | None = None,
         anchors: Anchors | None = None,
-    ) -> tuple[list[M], int]:
+    ) -> tuple[Sequence[M], int]:
         """The page, and ``total`` when the caller knows it (then nothing is counted)."""
         return self._pages.run(self._db, organization_id, filters, page, total, anchors)
 

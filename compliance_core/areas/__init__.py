@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel.registry import Area
-from . import api_keys, finding_templates, findings, organizations, people, risks, vendors
+from . import api_keys, audit_log, finding_templates, findings, organizations, people, risks, vendors
 
 __all__ = ["AREAS"]
 
@@ -19,5 +19,6 @@ AREAS: tuple[Area[Any], ...] = (
     vendors.AREA,
     findings.AREA,
     finding_templates.AREA,
+    audit_log.AREA,
     risks.AREA,
 )

@@ -10,7 +10,7 @@ import builtins
 import datetime as dt
 import hashlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 
 import attrs
@@ -129,7 +129,7 @@ class ApiKeyRepository(Protocol):
 
     def update(self, key: ApiKey) -> None: ...
 
-    def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]: ...
+    def list(self, organization_id: str, page: PageRequest) -> tuple[Sequence[ApiKey], int]: ...
 
     def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:
         """How many of the organization's keys with ``role`` are active at ``now``: not revoked,
@@ -156,10 +156,15 @@ organization's keys afterwards."""
 
 
 class ApiKeyCreated(Event):
+    """An API key was issued (``POST /v1/api-keys``, or the first Owner key at bootstrap); the
+    body never holds the secret."""
+
     type = "api_key.created"
 
 
 class ApiKeyRevoked(Event):
+    """An API key was revoked; ``previous`` holds ``revokedAt: null``."""
+
     type = "api_key.archived"
 
 
@@ -183,7 +188,7 @@ class ApiKeyService:
             tx.record(ApiKeyCreated(organization_id=actor.organization_id, subject=issued[0].key))
             return issued[0].key
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             key = run_idempotent(tx, actor, idempotency_key, "api_keys.create", data, now, create)
         return issued[0] if issued else IssuedKey(key=key, secret=None)
 
@@ -223,7 +228,7 @@ class ApiKeyService:
         owners revoking each other's keys at once cannot both succeed.
         """
         authorize(actor, API_KEY_REVOKE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             key = require(tx[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
             ensure_can_grant(actor, key.role)
             if key.revoked_at is not None:

@@ -86,14 +86,20 @@ FINDING_TEMPLATE_WRITE = Action("finding_template:write", MANAGERS)
 
 
 class FindingTemplateCreated(Event):
+    """A finding template was added."""
+
     type = "finding_template.created"
 
 
 class FindingTemplateUpdated(Event):
+    """Some of a finding template's fields changed; ``previous`` holds their old values."""
+
     type = "finding_template.updated"
 
 
 class FindingTemplateDeleted(Event):
+    """A finding template was deleted; ``data`` is the template as it was."""
+
     type = "finding_template.deleted"
 
 
@@ -137,13 +143,13 @@ class FindingTemplateService:
             tx.record(FindingTemplateCreated(organization_id=actor.organization_id, subject=template))
             return template
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "finding_templates.create", data, now, create)
 
     def update(self, actor: Actor, template_id: str, patch: FindingTemplatePatch) -> FindingTemplate:
         authorize(actor, FINDING_TEMPLATE_WRITE)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDING_TEMPLATES, actor.organization_id, template_id)
             previous = changed(current, changes)
             if not previous:
@@ -156,7 +162,7 @@ class FindingTemplateService:
     def delete(self, actor: Actor, template_id: str) -> None:
         """Findings made from the template keep its content and their ``templateId``."""
         authorize(actor, FINDING_TEMPLATE_WRITE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDING_TEMPLATES, actor.organization_id, template_id)
             tx[FINDING_TEMPLATES].delete(actor.organization_id, template_id)
             tx.record(FindingTemplateDeleted(organization_id=actor.organization_id, subject=current))

@@ -194,17 +194,20 @@ FINDING_REVIEW = Action("finding:request_revision", READERS)
 
 
 class FindingCreated(Event):
-    """One of the spec's webhook occasions."""
+    """A finding was raised. One of the spec's webhook occasions."""
 
     type = "finding.created"
 
 
 class FindingUpdated(Event):
+    """Some of a finding's fields changed (closing it included); ``previous`` holds their old values."""
+
     type = "finding.updated"
 
 
 class FindingSeverityChanged(Event):
-    """One of the spec's webhook occasions; ``previous`` holds the old severity."""
+    """A finding's severity changed (recorded beside ``finding.updated``). One of the spec's
+    webhook occasions; ``previous`` holds the old severity."""
 
     type = "finding.severity_changed"
 
@@ -248,13 +251,13 @@ class FindingService:
             tx.record(FindingCreated(organization_id=actor.organization_id, subject=finding))
             return finding
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "findings.create", data, now, create)
 
     def update(self, actor: Actor, finding_id: str, patch: FindingPatch) -> Finding:
         authorize(actor, FINDING_UPDATE)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if not changes:
                 return current
@@ -264,7 +267,7 @@ class FindingService:
         """Send the finding back with a note saying what must change (``needs_revision``).
         Asking again replaces the note; a closed finding is reopened with ``update`` first."""
         authorize(actor, FINDING_REVIEW)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if current.status is FindingStatus.CLOSED:
                 raise Conflict(
@@ -275,7 +278,7 @@ class FindingService:
 
     def close(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, FINDING_CLOSE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if current.status is FindingStatus.CLOSED:
                 return current

@@ -9,7 +9,11 @@ gets ``admin``, and the organization names the new one, all in one transaction.
 API keys are not bound to people yet, so a transfer changes no key: an Owner key stays an Owner
 key until it is revoked. Once keys act for a person, a key of the previous Owner should follow
 that person's new role.
-"""
+
+Creating one (an operator command or bootstrap: no caller inside the tenant yet) records
+``organization.created`` as the system; changing its plan, profile, branding or settings records
+``organization.updated`` with the caller. Both carry the organization's own id as their organization, so its audit trail
+starts with its creation."""
 
 from __future__ import annotations
 
@@ -48,6 +52,7 @@ __all__ = [
     "ORGANIZATION_UPDATE",
     "ORGANIZATION_EDIT",
     "ORGANIZATION_TRANSFER",
+    "OrganizationCreated",
     "OrganizationUpdated",
     "OwnershipTransferred",
     "MemberRoleChanged",
@@ -250,12 +255,9 @@ class MemberRoles(Protocol):
 MEMBER_ROLES: Repo[MemberRoles] = Repo("people")
 
 
-class OrganizationUpdated(Event):
-    type = "organization.updated"
-
-
 class OwnershipTransferred(Event):
-    """``previous`` holds the previous ``ownerPersonId``."""
+    """Ownership moved to another person (``transfer_ownership``); ``previous`` holds the previous
+    ``ownerPersonId``. Each role it changed is a ``person.role_changed`` in the same transaction."""
 
     type = "organization.ownership_transferred"
 
@@ -265,6 +267,18 @@ class MemberRoleChanged(Event):
     people area records ``person.updated`` for its own edits.)"""
 
     type = "person.role_changed"
+
+
+class OrganizationCreated(Event):
+    """An organization was created (bootstrap, or an operator's ``compliance org create``)."""
+
+    type = "organization.created"
+
+
+class OrganizationUpdated(Event):
+    """An organization's plan, negotiated rate limits, profile, branding or settings changed."""
+
+    type = "organization.updated"
 
 
 def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | None, int | None]:
@@ -293,10 +307,12 @@ class OrganizationService:
     def create(
         self, name: str, plan: Plan | str = Plan.PROFESSIONAL, *, rpm: int | None = None, burst: int | None = None
     ) -> Organization:
-        """Operator action (CLI, embedding app): there is no caller inside the tenant yet."""
-        with self.uow.write() as tx:
+        """Operator action (CLI, embedding app): there is no caller inside the tenant yet, so the
+        write is the system's."""
+        with self.uow.write(None) as tx:
             organization = self.new(name, plan, rpm=rpm, burst=burst)
             tx[ORGANIZATIONS].add(organization)
+            tx.record(OrganizationCreated(organization_id=organization.id, subject=organization))
         return organization
 
     def new(self, name: str, plan: Plan | str, *, rpm: int | None, burst: int | None) -> Organization:
@@ -323,7 +339,7 @@ class OrganizationService:
         ``Conflict``."""
         authorize(actor, ORGANIZATION_EDIT)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
             previous = changed(current, changes)
             if not previous:
@@ -348,7 +364,7 @@ class OrganizationService:
         contractor (else ``Conflict``). Transferring to the current Owner changes nothing.
         """
         authorize(actor, ORGANIZATION_TRANSFER)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
             target = tx[MEMBER_ROLES].get(current.id, person_id)
             if target is None:
@@ -404,8 +420,11 @@ class OrganizationService:
         authorize(actor, ORGANIZATION_UPDATE)
         chosen: Plan = NewOrganization(name="-", plan=plan).plan
         rpm, burst = check_limits(chosen, rpm, burst)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
+            previous = changed(current, {"plan": chosen, "rate_limit_rpm": rpm, "rate_limit_burst": burst})
+            if not previous:
+                return current
             updated = attrs.evolve(
                 current,
                 plan=chosen,
@@ -414,6 +433,7 @@ class OrganizationService:
                 updated_at=self.uow.clock.now(),
             )
             tx[ORGANIZATIONS].update(updated)
+            tx.record(OrganizationUpdated(organization_id=updated.id, subject=updated, previous=previous))
         self.plan_changed()
         return updated
 
@@ -422,7 +442,7 @@ AREA = Area(
     name="organizations",
     service=lambda context: OrganizationService(context.uow, plan_changed=context.flush_admission),
     actions=(ORGANIZATION_READ, ORGANIZATION_UPDATE, ORGANIZATION_EDIT, ORGANIZATION_TRANSFER),
-    events=(OrganizationUpdated, OwnershipTransferred, MemberRoleChanged),
+    events=(OrganizationCreated, OrganizationUpdated, OwnershipTransferred, MemberRoleChanged),
     operations=(
         Operation(name="organizations.get", action=ORGANIZATION_READ, result=Organization),
         Operation(

@@ -135,10 +135,14 @@ PERSON_UPDATE = Action("person:update", MANAGERS)
 
 
 class PersonCreated(Event):
+    """A person was added (one event per person of a bulk add)."""
+
     type = "person.created"
 
 
 class PersonUpdated(Event):
+    """Some of a person's fields changed; ``previous`` holds their old values."""
+
     type = "person.updated"
 
 
@@ -236,7 +240,7 @@ class PeopleService:
             tx.record(PersonCreated(organization_id=actor.organization_id, subject=person))
             return person
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "people.create", data, now, create)
 
     def bulk_create(
@@ -278,7 +282,7 @@ class PeopleService:
                 tx.record(PersonCreated(organization_id=actor.organization_id, subject=person))
             return people
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "people.bulk_create", entries, now, create)
 
     def update(self, actor: Actor, person_id: str, patch: PersonPatch) -> Person:
@@ -286,7 +290,7 @@ class PeopleService:
         changes = patch.changes()
         if "role" in changes:
             ensure_can_grant(actor, changes["role"])
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, PEOPLE, actor.organization_id, person_id)
             ensure_can_grant(actor, current.role)
             previous = changed(current, changes)

@@ -269,18 +269,27 @@ TENANTS: Repo[TenantList] = Repo("organizations")
 
 
 class RiskCreated(Event):
+    """A risk was added to the register."""
+
     type = "risk.created"
 
 
 class RiskUpdated(Event):
+    """Some of a risk's fields changed (``previous`` holds their old values); a score change is
+    announced by ``risk.score_changed`` as well."""
+
     type = "risk.updated"
 
 
 class RiskArchived(Event):
+    """A risk was taken out of the register (kept in the archive)."""
+
     type = "risk.archived"
 
 
 class RiskRestored(Event):
+    """An archived risk was brought back into the register."""
+
     type = "risk.restored"
 
 
@@ -292,6 +301,9 @@ class RiskScoreChanged(Event):
 
 
 class RiskAccepted(Event):
+    """A risk was accepted (or its acceptance renewed): who, when, the residual score accepted and
+    the expiry are on the risk."""
+
     type = "risk.accepted"
 
 
@@ -380,7 +392,7 @@ class RiskService:
             tx.record(RiskCreated(organization_id=actor.organization_id, subject=risk))
             return risk
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "risks.create", data, now, create)
 
     def update(self, actor: Actor, risk_id: str, patch: RiskPatch) -> Risk:
@@ -388,7 +400,7 @@ class RiskService:
         accepted risk lapses its acceptance in this same write."""
         authorize(actor, RISK_UPDATE)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, RISKS, actor.organization_id, risk_id)
             if changes.get("status") is RiskStatus.ACCEPTED and current.status is not RiskStatus.ACCEPTED:
                 raise _accept_through_accept()
@@ -413,7 +425,7 @@ class RiskService:
         now = self.uow.clock.now()
         if data.expires_on <= now.date():
             raise ValidationError.field("expiresOn", data.expires_on.isoformat(), "must be after today")
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, RISKS, actor.organization_id, risk_id)
             if current.archived:
                 raise Conflict(
@@ -444,7 +456,7 @@ class RiskService:
     def archive(self, actor: Actor, risk_id: str) -> Risk:
         """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
         authorize(actor, RISK_ARCHIVE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, RISKS, actor.organization_id, risk_id)
             if current.archived:
                 return current
@@ -455,7 +467,7 @@ class RiskService:
 
     def restore(self, actor: Actor, risk_id: str) -> Risk:
         authorize(actor, RISK_ARCHIVE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, RISKS, actor.organization_id, risk_id)
             if not current.archived:
                 return current
@@ -500,7 +512,7 @@ class RiskService:
         if not due:
             return 0
         lapsed = 0
-        with self.uow.write() as tx:
+        with self.uow.write(None) as tx:  # the system's chore, no caller
             for risk_id in due:
                 current = tx[RISKS].get(organization_id, risk_id)
                 if (  # another write or sweep may have got there first

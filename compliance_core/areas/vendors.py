@@ -342,18 +342,26 @@ MEMBERS: Repo[MemberLookup] = Repo("people")
 
 
 class VendorCreated(Event):
+    """A vendor was added to the register."""
+
     type = "vendor.created"
 
 
 class VendorUpdated(Event):
+    """Some of a vendor's fields changed; ``previous`` holds their old values."""
+
     type = "vendor.updated"
 
 
 class VendorArchived(Event):
+    """A vendor left the register for the archive."""
+
     type = "vendor.archived"
 
 
 class VendorRestored(Event):
+    """An archived vendor came back to the register."""
+
     type = "vendor.restored"
 
 
@@ -420,13 +428,13 @@ class VendorService:
             tx.record(VendorCreated(organization_id=actor.organization_id, subject=vendor))
             return vendor
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "vendors.create", data, now, create)
 
     def update(self, actor: Actor, vendor_id: str, patch: VendorPatch) -> Vendor:
         authorize(actor, VENDOR_UPDATE)
         changes = patch.changes()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             previous = changed(current, changes)
             if not previous:
@@ -442,7 +450,7 @@ class VendorService:
     def archive(self, actor: Actor, vendor_id: str) -> Vendor:
         """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
         authorize(actor, VENDOR_ARCHIVE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             if current.archived:
                 return current
@@ -460,7 +468,7 @@ class VendorService:
 
     def restore(self, actor: Actor, vendor_id: str) -> Vendor:
         authorize(actor, VENDOR_ARCHIVE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
             if not current.archived:
                 return current

@@ -14,24 +14,28 @@ for), so a deep page seeks from the nearest anchor instead of walking OFFSET row
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import attrs
 
 from .errors import ValidationError
 
 __all__ = [
+    "Position",
     "PageRequest",
+    "RowItems",
+    "RowSource",
     "Page",
     "PageCache",
     "TotalCache",
     "Anchors",
     "ANCHOR_EVERY",
-    "DEFAULT_ANCHORED",
+    "DEFAULT_ANCHOR_KEYS",
     "DEFAULT_BUDGET",
     "DEFAULT_TOTALS",
     "DEFAULT_PER_PAGE",
@@ -40,6 +44,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 200
 MAX_PAGE = 10_000_000
@@ -48,13 +53,33 @@ any organization's list, while an absurd page (10**12) is refused as such instea
 an offset no store should be asked for."""
 
 
+@attrs.frozen
+class Position:
+    """Where a cursor walk stands: the (created_at, id) of the last row served and how many rows
+    of the list came before the next one (``offset``, for ``meta.page``). Rows are found from the
+    key, not the offset, so a walk neither skips nor repeats a row when others are added or
+    removed before it (the offset, and so the page number, may then be off: it is informative)."""
+
+    created_at: dt.datetime
+    id: str
+    offset: int
+
+
 @attrs.frozen(kw_only=True)
 class PageRequest:
     """Which page of a list: ``page`` from 1 to ``MAX_PAGE``, ``per_page`` from 1 to
-    ``MAX_PER_PAGE``; anything else is a ``ValidationError`` naming ``page`` or ``perPage``."""
+    ``MAX_PER_PAGE``; anything else is a ``ValidationError`` naming ``page`` or ``perPage``.
+
+    A cursor walk (``walk=True``) reads the list in order for clients that want all of it: each
+    page starts right after ``after`` (None: at the start) and ``Page.next_request`` continues
+    it. It costs the same on the last page as on the first (no offset to skip), and a row added
+    or removed meanwhile neither shifts nor repeats the rest.
+    """
 
     page: int = 1
     per_page: int = DEFAULT_PER_PAGE
+    walk: bool = False
+    after: Position | None = None
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.page, bool) or not isinstance(self.page, int) or self.page < 1:
@@ -67,29 +92,139 @@ class PageRequest:
             or not 1 <= self.per_page <= MAX_PER_PAGE
         ):
             raise ValidationError.field("perPage", self.per_page, f"must be an integer from 1 to {MAX_PER_PAGE}")
+        if self.after is not None and not self.walk:
+            raise ValueError("after is a position of a cursor walk (walk=True)")
+
+    @classmethod
+    def walking(cls, per_page: int = DEFAULT_PER_PAGE, after: Position | None = None) -> PageRequest:
+        """The page of a cursor walk after ``after`` (from the start when None)."""
+        page = 1 if after is None else min(MAX_PAGE, after.offset // per_page + 1)
+        return cls(page=page, per_page=per_page, walk=True, after=after)
 
     @property
     def offset(self) -> int:
+        """Rows of the list before this page (for a cursor walk: as counted when the cursor was
+        issued)."""
+        if self.walk:
+            return 0 if self.after is None else self.after.offset
         return (self.page - 1) * self.per_page
+
+
+class RowSource(Protocol[T_co]):
+    """What turns a store's rows into models (a SQL store's mapper): ``model`` and its fields'
+    ``names`` in column order, ``from_row``, each column's ``column_decoder`` (None: the
+    driver's value is the model's) and ``plain_loader``, which reads a nested JSON column as
+    plain JSON values (``Renderer.row_function``)."""
+
+    model: type
+    names: tuple[str, ...]
+
+    def from_row(self, row: Sequence[Any]) -> T_co: ...
+
+    def column_decoder(self, name: str) -> Callable[[Any], Any] | None: ...
+
+    def plain_loader(self, value: Any) -> Any: ...
+
+
+class RowItems(Sequence[T]):
+    """A page's records as the store read them: rows, built into models only when something
+    reads them as models (an in-process caller), while a transport renders the rows straight to
+    its wire format (``Renderer.row_function``) without building 50 models to throw away.
+    Equal to any sequence of the same models; ``rows`` is never changed."""
+
+    __slots__ = ("rows", "source", "_models")
+
+    def __init__(self, rows: Sequence[Sequence[Any]], source: RowSource[T]) -> None:
+        self.rows = rows
+        self.source = source
+        self._models: tuple[T, ...] | None = None
+
+    @property
+    def models(self) -> tuple[T, ...]:
+        if self._models is None:  # two threads may both build them: the same value either way
+            self._models = tuple(map(self.source.from_row, self.rows))
+        return self._models
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        if isinstance(index, slice):
+            return self.models[index]
+        if self._models is not None:
+            return self._models[index]
+        return self.source.from_row(self.rows[index])
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.models)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RowItems):
+            other = other.models
+        return isinstance(other, Sequence) and not isinstance(other, str) and self.models == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self.models)
+
+    def __repr__(self) -> str:
+        return f"RowItems({len(self.rows)} rows of {self.source.model.__qualname__})"
 
 
 @attrs.frozen(kw_only=True)
 class Page(Generic[T]):
-    items: tuple[T, ...]
+    """One page of a list. For a cursor walk, ``next_after`` is where the next page starts: set
+    after every full page, None after a short one (so a walk may end with an empty page)."""
+
+    items: Sequence[T]
+    """A tuple, or ``RowItems`` as a SQL store read them (a sequence of the same models)."""
     total: int
     page: int
     per_page: int
+    walk: bool = False
+    after: Position | None = None
+    next_after: Position | None = None
 
     @classmethod
     def of(cls, items: Iterable[T], total: int, request: PageRequest) -> Page[T]:
-        return cls(items=tuple(items), total=total, page=request.page, per_page=request.per_page)
+        items = items if isinstance(items, RowItems) else tuple(items)
+        if not request.walk:
+            return cls(items=items, total=total, page=request.page, per_page=request.per_page)
+        following = None
+        if len(items) == request.per_page:
+            # A full page may have more after it (the last page of a walk may be empty); the
+            # offset cannot decide, since rows removed before the position leave it too high.
+            last: Any = items[-1]
+            following = Position(last.created_at, last.id, request.offset + len(items))
+        return cls(
+            items=items,
+            total=total,
+            page=request.page,
+            per_page=request.per_page,
+            walk=True,
+            after=request.after,
+            next_after=following,
+        )
 
     @property
     def total_pages(self) -> int:
         return max(1, -(-self.total // self.per_page))
 
+    @property
+    def next_request(self) -> PageRequest | None:
+        """The request for the page after this one of a cursor walk; None at its end (or when
+        this page is not part of a walk)."""
+        if self.next_after is None:
+            return None
+        return PageRequest.walking(self.per_page, self.next_after)
 
-class _Listable(Protocol[T]):
+
+class _Listable(Protocol[T_co]):
     def revision(self, organization_id: str) -> int: ...
 
     def list(
@@ -99,7 +234,7 @@ class _Listable(Protocol[T]):
         page: PageRequest,
         total: int | None = None,
         anchors: Anchors | None = None,
-    ) -> tuple[list[T], int]: ...
+    ) -> tuple[Sequence[T_co], int]: ...
 
 
 DEFAULT_TOTALS = 8192
@@ -109,10 +244,11 @@ hundred bytes, so about 2-3 MB when full)."""
 ANCHOR_EVERY = 500
 """Rows between two anchors: a deep page skips fewer than this many rows after its seek."""
 
-DEFAULT_ANCHORED = 64
-"""Filter sets whose anchors one Platform keeps. An entry holds ``total / ANCHOR_EVERY + 1``
-pairs: 2,001 for a million rows, roughly 300 KB with their strings, so about 20 MB when every
-entry is a million-row set (and far less in practice: small sets hold a single pair)."""
+DEFAULT_ANCHOR_KEYS = 100_000
+"""Anchor keys one Platform keeps, over all filter sets (about 200 bytes each with their
+strings: some 20 MB when full). Anchors for fifty million rows at ``ANCHOR_EVERY``; measured
+traffic over a register of a million spread over a few hundred filter sets, which a bound by
+the number of sets (64, at first) evicted before their second page."""
 
 
 class Anchors:
@@ -191,19 +327,21 @@ class TotalCache:
 
     Real traffic has far fewer distinct filter sets than URLs (pages and page sizes vary, the
     filters combined do not), so a small bound covers it: at most ``entries`` totals and at most
-    ``anchored`` anchor sets (see ``DEFAULT_ANCHORED``), each least recently used first out;
+    ``anchor_keys`` anchor keys over all sets (see ``DEFAULT_ANCHOR_KEYS``), each least recently
+    used first out;
     ``anchor_every`` is the rows between anchors (0: no anchors, plain OFFSET). One per Platform (inside its ``PageCache``), shared by the areas
     and safe to use from many threads: a lock guards the map, and the queries run outside it.
     """
 
     def __init__(
-        self, entries: int = DEFAULT_TOTALS, anchored: int = DEFAULT_ANCHORED, anchor_every: int = ANCHOR_EVERY
+        self, entries: int = DEFAULT_TOTALS, anchor_keys: int = DEFAULT_ANCHOR_KEYS, anchor_every: int = ANCHOR_EVERY
     ) -> None:
-        if entries < 0 or anchored < 0 or anchor_every < 0:
-            raise ValueError("entries, anchored and anchor_every must be at least 0")
+        if entries < 0 or anchor_keys < 0 or anchor_every < 0:
+            raise ValueError("entries, anchor_keys and anchor_every must be at least 0")
         self.entries = entries
-        self.anchored = anchored
+        self.anchor_keys = anchor_keys
         self.anchor_every = anchor_every
+        self.anchor_keys_kept = 0
         self.hits = 0
         """Lists served a kept total (they ran no count): for tests and diagnostics."""
         self.anchor_hits = 0
@@ -229,7 +367,7 @@ class TotalCache:
         """New ``Anchors`` holding the keys kept for ``key`` at ``revision`` (none when there are
         none) for the store to use and extend; None when anchors are off. The kept keys tuple is
         never changed, so threads share it."""
-        if self.anchor_every == 0 or self.anchored == 0:
+        if self.anchor_every == 0 or self.anchor_keys == 0:
             return None
         with self._lock:
             entry = self._anchors.get(key)
@@ -246,10 +384,14 @@ class TotalCache:
             old = self._anchors.get(key)
             if old is not None and old[0] == revision and len(old[1]) >= len(keys):
                 return
+            if old is not None:
+                self.anchor_keys_kept -= len(old[1])
             self._anchors[key] = (revision, keys)
             self._anchors.move_to_end(key)
-            while len(self._anchors) > self.anchored:
-                self._anchors.popitem(last=False)
+            self.anchor_keys_kept += len(keys)
+            while self.anchor_keys_kept > self.anchor_keys and self._anchors:
+                _, (_, dropped) = self._anchors.popitem(last=False)
+                self.anchor_keys_kept -= len(dropped)
 
     def put(self, key: Hashable, revision: int, total: int) -> None:
         """Keep ``total`` as counted at ``revision`` (replacing what ``key`` held)."""
@@ -269,7 +411,7 @@ class TotalCache:
         filters: Hashable,
         request: PageRequest,
         revision: int | None = None,
-    ) -> tuple[list[T], int]:
+    ) -> tuple[Sequence[T], int]:
         """The repository's page and total, handing it the kept total and anchors when there
         are some, and keeping what it counted and collected.
 
@@ -311,14 +453,24 @@ class PageCache:
     A miss asks ``totals`` (the Platform's ``TotalCache``) with the revision already read, so a
     page of a filter set counted before at that revision runs only the page query. The scope is
     not part of a total's key: it does not reach the repository, so it cannot change the total.
+
+    A page is kept from its second request at one revision on (``admit_after``): under traffic
+    spread over many pages (random pages and filters), nearly every page is asked for once, and
+    keeping each would only churn the cache and the garbage collector (measured: ~80 us a miss at
+    10k vendors). A page asked for again is what a cache is for. The first requests are
+    remembered by key and revision only, in a bounded map.
     """
 
-    def __init__(self, budget: int = DEFAULT_BUDGET, totals: TotalCache | None = None) -> None:
+    def __init__(self, budget: int = DEFAULT_BUDGET, totals: TotalCache | None = None, admit_after: int = 1) -> None:
         self.budget = budget
         self.totals = TotalCache() if totals is None else totals
+        self.admit_after = admit_after
+        """Requests of a page (at one revision) served before it is kept: 1 keeps it at its
+        second, 0 at its first."""
         self.used = 0
+        self._seen: dict[Hashable, tuple[int, int]] = {}
         self._entries: OrderedDict[Hashable, tuple[int, Page[Any], int]] = OrderedDict()
-        self._item_sizes: dict[type, int] = {}
+        self._item_sizes: dict[Hashable, int] = {}
         self._lock = threading.Lock()
 
     def fetch(
@@ -339,6 +491,8 @@ class PageCache:
                 return entry[1]
         items, total = self.totals.list(area, repository, organization_id, filters, request, revision)
         page = Page.of(items, total, request)
+        if not self._admitted(key, revision):
+            return page
         cost = self._cost(page)
         if cost > self.budget:
             return page
@@ -353,18 +507,43 @@ class PageCache:
                 self.used -= freed
         return page
 
+    def _admitted(self, key: Hashable, revision: int) -> bool:
+        """Whether a page missed at ``revision`` is to be kept: counts its requests at that
+        revision until ``admit_after`` were served without keeping it."""
+        if self.admit_after == 0:
+            return True
+        with self._lock:
+            seen = self._seen.get(key)
+            served = seen[1] if seen is not None and seen[0] == revision else 0
+            if served >= self.admit_after:
+                del self._seen[key]
+                return True
+            if len(self._seen) >= _SEEN_KEPT:
+                self._seen.clear()
+            self._seen[key] = (revision, served + 1)
+            return False
+
     def _cost(self, page: Page[Any]) -> int:
         """An estimate: the deep size of the first item of its type, times the items."""
-        if not page.items:
+        items = page.items
+        if not items:
             return _PAGE_OVERHEAD
-        model = type(page.items[0])
-        size = self._item_sizes.get(model)
+        kind: Any = (items.source.model, "rows") if isinstance(items, RowItems) else type(items[0])
+        size = self._item_sizes.get(kind)
         if size is None:
-            size = self._item_sizes[model] = _deep_size(page.items[0])
-        return _PAGE_OVERHEAD + size * len(page.items)
+            if isinstance(items, RowItems):
+                # a row, and room for the model an in-process reader may build from it
+                size = _deep_size(items.rows[0]) + _deep_size(items[0])
+            else:
+                size = _deep_size(items[0])
+            self._item_sizes[kind] = size
+        return _PAGE_OVERHEAD + size * len(items)
 
 
 _PAGE_OVERHEAD = 512
+_SEEN_KEPT = 16_384
+"""Pages remembered as asked for once; a full map is emptied and starts again (a page then
+needs one more request to be kept)."""
 
 
 def _deep_size(value: Any, depth: int = 0) -> int:

@@ -1,7 +1,9 @@
 """The unit of work: the one way core reads and writes through a store.
 
-A write is one store transaction holding the domain change, an outbox row per recorded event and
-any idempotency record; signals are sent only once that transaction has committed.
+A write is one store transaction holding the domain change, an outbox row and an audit entry per
+recorded event, and any idempotency record; signals are sent only once that transaction has
+committed. A write names its caller (``uow.write(actor)``, or ``uow.write(None)`` for a write
+no caller asked for), so the audit trail says who made each change.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from .audit import AUDIT_LOG, entry_for
 from .clock import Clock
 from .events import OUTBOX, Event, OutboxMessage, Signals, event_body
 from .ids import IdGenerator
 from .pagination import PageCache
+from .permissions import Actor
 from .registry import Repo, Session
 from .rendering import Renderer, json_value
 
@@ -64,7 +68,10 @@ class UnitOfWork:
     renderer: Renderer
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[Tx]:
+    def write(self, actor: Actor | None) -> Iterator[Tx]:
+        """One write transaction on behalf of ``actor`` (None: the system, e.g. bootstrap or a
+        sweep). Each event recorded in it becomes an outbox row and an audit entry naming the
+        actor, committed with the change; the signals follow the commit."""
         with self.store.session(write=True) as session:
             tx = Tx(session)
             yield tx
@@ -72,6 +79,7 @@ class UnitOfWork:
             if tx.events:
                 now = self.clock.now()
                 outbox = session[OUTBOX]
+                audit = session[AUDIT_LOG]
                 for event in tx.events:
                     event_id = self.ids.new("evt")
                     message = OutboxMessage(
@@ -83,6 +91,8 @@ class UnitOfWork:
                         occurred_at=now,
                     )
                     outbox.add(message)
+                    entry_id = self.ids.new(AUDIT_LOG.prefix)
+                    audit.add(entry_for(entry_id, event.type, message.payload, message.subject_id, actor, now))
                     published.append((message, event))
         self.signals.send(published)
 

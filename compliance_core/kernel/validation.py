@@ -138,10 +138,19 @@ def schema_of(converter: object) -> dict[str, Any]:
 
 def page_schemas() -> dict[str, dict[str, Any]]:
     """The bounds ``PageRequest`` enforces, as the schemas of the ``page`` and ``perPage``
-    query parameters."""
+    query parameters, and the form of a ``cursor`` (opaque: only one the service issued is
+    accepted, and never together with ``page``)."""
     return {
         "page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
         "perPage": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE},
+        "cursor": {
+            "type": "string",
+            "maxLength": 200,
+            "pattern": "^[A-Za-z0-9_-]*$",
+            "description": "Walk the whole list in order: empty for the first page, then each page's "
+            "`meta.nextCursor`. Rows added or removed meanwhile neither shift nor repeat the rest; "
+            "cannot be combined with `page`",
+        },
     }
 
 

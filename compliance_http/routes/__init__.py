@@ -22,7 +22,7 @@ from compliance_core.client import HEALTH
 from compliance_core.kernel.registry import Accepted, Download, Operation
 from compliance_core.kernel.rendering import wire_name
 
-from . import api_keys, finding_templates, findings, health, organization, people, risks, vendors
+from . import api_keys, audit_log, finding_templates, findings, health, organization, people, risks, vendors
 from .rows import Route
 
 __all__ = ["Route", "Endpoint", "ROUTES", "OPENAPI", "PAGE_PARAMETERS", "endpoints", "default_endpoints", "route_index"]
@@ -30,7 +30,7 @@ __all__ = ["Route", "Endpoint", "ROUTES", "OPENAPI", "PAGE_PARAMETERS", "endpoin
 OPENAPI = Operation(name="openapi", action=None, result=dict)
 """The pseudo-operation serving the OpenAPI document itself (not a core operation)."""
 
-PAGE_PARAMETERS = ("page", "perPage")
+PAGE_PARAMETERS = ("page", "perPage", "cursor")
 _PATH_PARAM = re.compile(r"{(\w+)}")
 
 
@@ -43,6 +43,7 @@ ROUTES: tuple[Route, ...] = (
     *finding_templates.ROUTES,
     *risks.ROUTES,
     *api_keys.ROUTES,
+    *audit_log.ROUTES,
 )
 
 

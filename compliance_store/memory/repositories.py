@@ -29,6 +29,13 @@ def _page(
     items: Iterable[T], matches: Callable[[T], bool], page: PageRequest, newest_first: bool = False
 ) -> tuple[list[T], int]:
     hits = sorted((i for i in items if matches(i)), key=lambda i: (i.created_at, i.id), reverse=newest_first)  # type: ignore[attr-defined]
+    if page.walk:
+        after = page.after
+        if after is None:
+            return hits[: page.per_page], len(hits)
+        key = (after.created_at, after.id)
+        rest = [i for i in hits if ((i.created_at, i.id) < key if newest_first else (i.created_at, i.id) > key)]  # type: ignore[attr-defined]
+        return rest[: page.per_page], len(hits)
     return hits[page.offset : page.offset + page.per_page], len(hits)
 
 

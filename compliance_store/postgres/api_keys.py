@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import cattrs
@@ -71,7 +71,7 @@ class PostgresApiKeys:
         row = self._cur.execute(self._by_hash_sql, (secret_hash,)).fetchone()
         return None if row is None else self._mapper.from_row(row)
 
-    def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
+    def list(self, organization_id: str, page: PageRequest) -> tuple[Sequence[ApiKey], int]:
         return self._pages.run(self._cur, organization_id, None, page)
 
     def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:

@@ -95,5 +95,9 @@ class Mapper(BaseMapper[M]):
     mark = "%s"
 
     @staticmethod
+    def plain_loader(value: Any) -> Any:
+        return value  # psycopg has already read the jsonb column into plain JSON values
+
+    @staticmethod
     def column_codec(annotation: Any, converter: cattrs.Converter) -> tuple[Codec | None, Codec | None]:
         return column_codec(annotation, converter)

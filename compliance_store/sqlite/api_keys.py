@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import cattrs
@@ -72,7 +72,7 @@ class SqliteApiKeys:
         row = self._conn.execute(self._by_hash_sql, (secret_hash,)).fetchone()
         return None if row is None else self._mapper.from_row(row)
 
-    def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
+    def list(self, organization_id: str, page: PageRequest) -> tuple[Sequence[ApiKey], int]:
         return self._pages.run(self._conn, organization_id, None, page)
 
     def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:

@@ -26,6 +26,7 @@ from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
+from compliance_core.areas.risks import NewRisk
 from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.kernel.events import OUTBOX
 from compliance_http.cli import main
@@ -126,6 +127,8 @@ def seed_instance(path: Path) -> Instance:
             platform.finding_templates.create(owner, NewFindingTemplate(category="iso27001", title=f"A.{n}", order=n))
             for n in range(3)
         ]
+        for n in range(3):
+            platform.risks.create(owner, NewRisk(title=f"Risk {n}", likelihood="likely", owner_id=people[n].id))
         auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
         revoked = platform.api_keys.create(owner, NewApiKey(name="Old CI", role="admin"))
         for secret in (boot.owner_key.secret, auditor.secret, revoked.secret, other.owner_key.secret):
@@ -247,13 +250,14 @@ def test_a_non_empty_target_is_refused_and_replace_empties_it(run, tmp_path: Pat
     code, out, err = run("migrate-store", "--from", instance.db, "--to", fresh_schema)
     assert (code, out) == (1, None)
     assert err["error"]["code"] == "conflict" and "--replace" in err["error"]["message"]
-    assert err["error"]["details"]["tables"] == {"organizations": 1, "api_keys": 1}
+    bootstrapped = {"organizations": 1, "api_keys": 1, "outbox": 2, "audit_log": 2}  # and its two events
+    assert err["error"]["details"]["tables"] == bootstrapped
     assert answers_of_everyone(target) == before
 
     code, report, err = run("migrate-store", "--from", instance.db, "--to", fresh_schema, "--replace")
     assert (code, err) == (0, None) and report["verified"] and report["replaced"]
     deleted = {t["table"]: t["deletedFromTarget"] for t in report["tables"] if "deletedFromTarget" in t}
-    assert deleted == {"organizations": 1, "api_keys": 1}
+    assert deleted == bootstrapped
     assert [o.name for o in answers_of_everyone(target)] == ["Acme GmbH", "Globex"]
     assert answers(target, instance) == answers(f"sqlite:///{instance.db}", instance)
 

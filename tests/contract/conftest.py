@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from compliance_core import Actor, FrozenClock, Platform, SequentialIds
+from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.uow import Store
 from compliance_core.platform import Bootstrap
 from compliance_store.memory import MemoryStore
@@ -59,7 +60,12 @@ def platform(store: Store, clock: FrozenClock) -> Platform:
 
 @pytest.fixture
 def boot(platform: Platform) -> Bootstrap:
-    return platform.bootstrap("Acme")
+    """The first organization; its own events (``organization.created``, ``api_key.created``)
+    are marked delivered, so a test's outbox holds only what the test recorded."""
+    booted = platform.bootstrap("Acme")
+    with platform.uow.write(None) as tx:
+        tx[OUTBOX].mark_published([message.id for message in tx[OUTBOX].pending(1000)], platform.clock.now())
+    return booted
 
 
 @pytest.fixture

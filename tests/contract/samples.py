@@ -283,11 +283,12 @@ class Table:
         text = next(
             f.name
             for f in attrs.fields(type(record))
-            if f.name not in ("id", "organization_id") and isinstance(getattr(record, f.name), str)
+            if f.name not in ("id", "organization_id") and type(getattr(record, f.name)) is str  # not an enum
         )
-        return attrs.evolve(
-            record, **{text: f"Renamed {getattr(record, text)}"}, updated_at=record.updated_at + dt.timedelta(seconds=1)
-        )
+        changes: dict[str, Any] = {text: f"Renamed {getattr(record, text)}"}
+        if hasattr(record, "updated_at"):  # an append-only table (the audit log) has none
+            changes["updated_at"] = record.updated_at + dt.timedelta(seconds=1)
+        return attrs.evolve(record, **changes)
 
 
 TABLES: dict[str, Table] = {records.name: Table(records) for area in AREAS for records in area.records}

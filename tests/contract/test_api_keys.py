@@ -65,7 +65,7 @@ def test_keys_list_in_creation_order_within_the_organization(store: Store) -> No
         first, total = session[API_KEYS].list("org_a", PageRequest(page=1, per_page=4))
         second, _ = session[API_KEYS].list("org_a", PageRequest(page=2, per_page=4))
     assert total == 7
-    assert first + second == expected
+    assert [*first, *second] == expected
 
 
 def test_record_use_counts_requests_per_utc_day_and_stamps_the_key(store: Store) -> None:

@@ -320,7 +320,8 @@ def test_a_non_empty_target_is_refused_and_left_alone(new_store: Callable[[str],
     before = digest_store(target)
     with pytest.raises(Conflict) as refused:
         copy_store(source, target)
-    assert refused.value.details == {"reason": "target_not_empty", "tables": {"organizations": 1, "api_keys": 1}}
+    bootstrapped = {"organizations": 1, "api_keys": 1, "outbox": 2, "audit_log": 2}  # and its two events
+    assert refused.value.details == {"reason": "target_not_empty", "tables": bootstrapped}
     assert digest_store(target) == before
 
 
@@ -339,7 +340,7 @@ def test_replace_empties_the_target_first_in_the_same_transaction(
 
     assert report.verified and report.replaced
     deleted = {t.table: t.deleted for t in report.tables if t.deleted}
-    assert deleted == {"organizations": 1, "api_keys": 1, "vendors": 2, "outbox": 2}
+    assert deleted == {"organizations": 1, "api_keys": 1, "vendors": 2, "outbox": 4, "audit_log": 4}
     assert digest_store(target) == digest_store(source)
     assert _answers(target, seeded) == _answers(source, seeded)
     with target.session(write=False) as session:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
 from compliance_core.areas.finding_templates import FindingTemplateFilter, NewFindingTemplate
 from compliance_core.areas.vendors import NewVendor, VendorFilter
-from compliance_core.kernel.pagination import DEFAULT_ANCHORED, DEFAULT_TOTALS, PageCache, TotalCache
+from compliance_core.kernel.pagination import DEFAULT_ANCHOR_KEYS, DEFAULT_TOTALS, PageCache, TotalCache
 from compliance_core.kernel.records import list_page
 from compliance_core.kernel.uow import Store
 from compliance_store.memory import MemoryStore
@@ -269,7 +269,7 @@ def test_a_deep_page_seeks_from_an_anchor_on_sqlite(tmp_path: pathlib.Path, monk
 
     monkeypatch.setattr(SqliteStore, "_connect", traced)
     # Anchors every 4 rows in the platform's TotalCache (its other defaults unchanged).
-    monkeypatch.setattr(TotalCache.__init__, "__defaults__", (DEFAULT_TOTALS, DEFAULT_ANCHORED, 4))
+    monkeypatch.setattr(TotalCache.__init__, "__defaults__", (DEFAULT_TOTALS, DEFAULT_ANCHOR_KEYS, 4))
     store = SqliteStore(f"sqlite:///{tmp_path / 'anchors.db'}")
     try:
         platform = Platform(store, clock=FrozenClock(), ids=SequentialIds())

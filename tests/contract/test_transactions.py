@@ -11,6 +11,7 @@ from compliance_core.areas.findings import FINDINGS
 from compliance_core.areas.organizations import ORGANIZATIONS
 from compliance_core.areas.people import EMAILS, PEOPLE
 from compliance_core.areas.vendors import VENDORS, VendorCreated, VendorFilter
+from compliance_core.kernel.audit import AUDIT_LOG, AuditFilter
 from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.idempotency import IDEMPOTENCY, IdempotencyRecord
 from compliance_core.kernel.ratelimit import RATE_LIMITS, Bucket
@@ -89,11 +90,15 @@ def test_rolled_back_totals_stay_right(store: Store) -> None:
     assert ([v.id for v in items], total) == (["vnd_1"], 1)
 
 
-def test_a_failed_unit_of_work_leaves_no_outbox_row_and_sends_no_signal(platform: Platform, owner: Any) -> None:
+def test_a_failed_unit_of_work_leaves_no_outbox_row_no_audit_entry_and_sends_no_signal(
+    platform: Platform, owner: Any
+) -> None:
     received: list[Any] = []
     platform.signals.connect(None, lambda message, event: received.append(message))
+    with platform.store.session(write=False) as session:
+        trail = session[AUDIT_LOG].list(owner.organization_id, AuditFilter(), PageRequest())
     with pytest.raises(Boom):
-        with platform.uow.write() as tx:
+        with platform.uow.write(owner) as tx:
             doomed = samples.plain_vendor(owner.organization_id, "vnd_doomed")
             tx[VENDORS].add(doomed)
             tx.record(VendorCreated(organization_id=owner.organization_id, subject=doomed))
@@ -101,6 +106,11 @@ def test_a_failed_unit_of_work_leaves_no_outbox_row_and_sends_no_signal(platform
     with platform.store.session(write=False) as session:
         assert session[VENDORS].get(owner.organization_id, "vnd_doomed") is None
         assert session[OUTBOX].pending() == []
+        assert session[AUDIT_LOG].list(owner.organization_id, AuditFilter(), PageRequest()) == trail
+        assert session[AUDIT_LOG].list(owner.organization_id, AuditFilter(entity_id="vnd_doomed"), PageRequest()) == (
+            [],
+            0,
+        )
     assert received == []
 
 

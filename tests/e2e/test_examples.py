@@ -30,6 +30,22 @@ def test_in_process_example() -> None:
     ]
 
 
+def test_subscribe_to_events_example() -> None:
+    done = run_example("subscribe_to_events.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "event vendor.created: Cloud Hosting GmbH",
+        "event vendor.updated: Cloud Hosting GmbH",
+        "event finding.created: TLS 1.0 enabled",
+        "event finding.updated: TLS 1.0 enabled",
+        "event finding.severity_changed: TLS 1.0 enabled",
+        "  severity of 'TLS 1.0 enabled': medium -> high",
+        "rejected, no event: transferMechanism",
+        "audit vendor.updated by local: {'criticality': {'old': 'standard', 'new': 'critical'}}",
+        "audit vendor.created by local: 13 fields set",
+    ]
+
+
 @pytest.mark.slow
 def test_over_http_example_against_a_real_server(serve, tmp_path: Path) -> None:
     server = serve(tmp_path / "example.db", workers=1)

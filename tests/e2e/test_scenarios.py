@@ -28,6 +28,7 @@ from compliance_core.areas.api_keys import NewApiKey
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
+from compliance_core.kernel.pagination import RowItems
 from e2e_support import Context, Harness
 
 # --- vendors --------------------------------------------------------------------------------
@@ -419,7 +420,7 @@ def normalise(transcript: list[tuple[str, Any]]) -> list[Any]:
             return rename(value)
         if isinstance(value, dict):
             return {walk(k): walk(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (list, tuple, RowItems)):
             return [walk(v) for v in value]
         return value
 

@@ -368,7 +368,7 @@ class NotebookService:
             tx.record(NotebookCreated(organization_id=actor.organization_id, subject=notebook))
             return notebook
 
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             return run_idempotent(tx, actor, idempotency_key, "notebooks.create", data, now, create)
 
     def get(self, actor: Actor, notebook_id: str) -> Notebook:
@@ -386,7 +386,7 @@ class NotebookService:
         return self._change(actor, notebook_id, attrs.asdict(data, recurse=False))
 
     def _change(self, actor: Actor, notebook_id: str, changes: dict[str, object]) -> Notebook:
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             previous = changed(current, changes)
             if not previous:
@@ -399,7 +399,7 @@ class NotebookService:
     def delete(self, actor: Actor, notebook_id: str) -> None:
         """The notebook and its pages."""
         authorize(actor, NOTEBOOK_WRITE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             for page in self._pages_of(tx, actor.organization_id, notebook_id):
                 tx[NOTEBOOK_PAGES].delete(actor.organization_id, page.id)
@@ -408,7 +408,7 @@ class NotebookService:
 
     def publish(self, actor: Actor, notebook_id: str, data: PublishNotebook) -> Notebook:
         authorize(actor, NOTEBOOK_PUBLISH)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             changes = {"published": True, "publish_note": data.note}
             previous = changed(current, changes)
@@ -421,7 +421,7 @@ class NotebookService:
 
     def unpublish(self, actor: Actor, notebook_id: str) -> Notebook:
         authorize(actor, NOTEBOOK_PUBLISH)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             if not current.published:
                 return current
@@ -454,7 +454,7 @@ class NotebookService:
     def add_page(self, actor: Actor, notebook_id: str, data: NewNotePage) -> NotePage:
         authorize(actor, NOTEBOOK_WRITE)
         now = self.uow.clock.now()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             page = NotePage(
                 id=self.uow.ids.new(NOTEBOOK_PAGES.prefix),
@@ -476,7 +476,7 @@ class NotebookService:
     def replace_page(self, actor: Actor, notebook_id: str, page_id: str, data: NewNotePage) -> NotePage:
         authorize(actor, NOTEBOOK_WRITE)
         changes = attrs.asdict(data, recurse=False)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = _page_of(tx, actor, notebook_id, page_id)
             previous = changed(current, changes)
             if not previous:
@@ -488,7 +488,7 @@ class NotebookService:
 
     def delete_page(self, actor: Actor, notebook_id: str, page_id: str) -> None:
         authorize(actor, NOTEBOOK_WRITE)
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             current = _page_of(tx, actor, notebook_id, page_id)
             tx[NOTEBOOK_PAGES].delete(actor.organization_id, page_id)
             tx.record(NotebookPageDeleted(organization_id=actor.organization_id, subject=current))
@@ -538,7 +538,7 @@ class NotebookService:
         """Queue an export; the answer names the operation that reports on it."""
         authorize(actor, NOTEBOOK_READ)
         now = self.uow.clock.now()
-        with self.uow.write() as tx:
+        with self.uow.write(actor) as tx:
             fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             job = NotebookJob(
                 id=self.uow.ids.new(NOTEBOOK_JOBS.prefix),
@@ -557,8 +557,8 @@ class NotebookService:
             return fetch(session, NOTEBOOK_JOBS, actor.organization_id, job_id)
 
     def finish(self, organization_id: str, job_id: str) -> NotebookJob:
-        """What a worker does when the export is written (not an operation)."""
-        with self.uow.write() as tx:
+        """What a worker does when the export is written (not an operation): no caller."""
+        with self.uow.write(None) as tx:
             job = attrs.evolve(
                 fetch(tx, NOTEBOOK_JOBS, organization_id, job_id),
                 status=JobStatus.DONE,

@@ -102,8 +102,22 @@ def scenario(client: Client) -> list[Any]:
         lambda: client.api_keys.create(NewApiKey(name="Boss", role="owner"), idempotency_key="k"),
         lambda: client.api_keys.create(NewApiKey(name="Boss", role="owner"), idempotency_key="k"),
         lambda: client.organizations.get(),
+        lambda: client.vendors.list(page=PageRequest.walking(2)),
+        lambda: walk(client, 2),
+        lambda: client.vendors.list(page=PageRequest(page=2, walk=False)),
     ]
     return [outcome(step) for step in steps]
+
+
+def walk(client: Client, per_page: int) -> list[Any]:
+    """Every page of a cursor walk over the vendors, from the start."""
+    pages = []
+    request: PageRequest | None = PageRequest.walking(per_page)
+    while request is not None:
+        page = client.vendors.list(page=request)
+        pages.append(page)
+        request = page.next_request
+    return pages
 
 
 def platform() -> Platform:

@@ -594,11 +594,12 @@ def test_http_and_local_transports_agree_on_every_shape() -> None:
     for index, (expected, got) in enumerate(zip(local, remote, strict=True)):
         assert got == expected, f"step {index}"
     files = [step for step in local if isinstance(step, tuple)]
+    first = local[0].id
     assert [(name, media, streamed) for _, name, media, streamed, _ in files] == [
-        ("nbk_00000003.csv", CSV, True),
+        (f"{first}.csv", CSV, True),
         ("Prüfung (2025).pdf", PDF, True),
-        ("nbk_00000003.xlsx", XLSX, True),
-        ("nbk_00000003.zip", ZIP, True),
+        (f"{first}.xlsx", XLSX, True),
+        (f"{first}.zip", ZIP, True),
     ]
     accepted = [step for step in remote if isinstance(step, Accepted)]
     assert len(accepted) == 1 and accepted[0].status == "notebooks.job"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from compliance_core import FrozenClock, Platform, Role, SequentialIds
+from compliance_core.kernel.events import OUTBOX
 from compliance_store.memory import MemoryStore
 
 
@@ -16,9 +17,17 @@ def platform(clock: FrozenClock) -> Platform:
     return Platform(MemoryStore(), clock=clock, ids=SequentialIds())
 
 
+def _delivered(platform: Platform, boot):
+    """Mark the bootstrap's own events (``organization.created``, ``api_key.created``) as
+    delivered, so a test's outbox holds only what the test itself recorded."""
+    with platform.uow.write(None) as tx:
+        tx[OUTBOX].mark_published([message.id for message in tx[OUTBOX].pending(1000)], platform.clock.now())
+    return boot
+
+
 @pytest.fixture
 def boot(platform: Platform):
-    return platform.bootstrap("Acme")
+    return _delivered(platform, platform.bootstrap("Acme"))
 
 
 @pytest.fixture
@@ -36,5 +45,5 @@ def actor_as(platform: Platform, boot):
 
 @pytest.fixture
 def other_org(platform: Platform):
-    other = platform.bootstrap("Globex")
+    other = _delivered(platform, platform.bootstrap("Globex"))
     return platform.actor(other.organization.id)

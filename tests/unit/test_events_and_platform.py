@@ -49,7 +49,7 @@ def test_no_signal_and_no_outbox_row_for_a_rolled_back_write(platform, owner) ->
         updated_at=now,
     )
     with pytest.raises(RuntimeError):
-        with platform.uow.write() as tx:
+        with platform.uow.write(owner) as tx:
             tx[FINDINGS].add(finding)
             tx.record(FindingCreated(organization_id=owner.organization_id, subject=finding))
             raise RuntimeError("boom")

@@ -401,10 +401,10 @@ def test_schema_of_returns_a_copy_and_registration_appends() -> None:
 
 
 def test_page_schemas_state_the_page_bounds() -> None:
-    assert page_schemas() == {
-        "page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
-        "perPage": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": 50},
-    }
+    schemas = page_schemas()
+    assert schemas["page"] == {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1}
+    assert schemas["perPage"] == {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": 50}
+    assert schemas["cursor"]["type"] == "string" and schemas["cursor"]["maxLength"] == 200
 
 
 # 8. An absurd page

@@ -12,6 +12,7 @@ from compliance_store.memory import MemoryStore
 
 def test_an_unchanged_organization_gets_the_same_page_object(platform, owner) -> None:
     platform.vendors.create(owner, NewVendor(name="A"))
+    platform.vendors.list(owner)  # asked for once: served, not kept
     first = platform.vendors.list(owner)
     assert platform.vendors.list(owner) is first
     assert platform.vendors.list(owner, VendorFilter(criticality="critical")) is not first
@@ -45,6 +46,7 @@ def test_writes_through_another_platform_on_the_same_store_invalidate(owner) -> 
 
 
 def test_another_organizations_writes_keep_the_page(platform, owner, other_org) -> None:
+    platform.vendors.list(owner)
     first = platform.vendors.list(owner)
     platform.vendors.create(other_org, NewVendor(name="Elsewhere"))
     assert platform.vendors.list(owner) is first
@@ -69,7 +71,7 @@ class FakeRecords:
 
 
 def _charged_for_an_empty_page() -> int:
-    cache = PageCache()
+    cache = PageCache(admit_after=0)
     cache.fetch("vendors", FakeRecords(), "org_1", None, PageRequest())
     return cache.used
 
@@ -86,7 +88,7 @@ def test_one_cache_per_platform_shared_by_its_areas(platform) -> None:
 
 
 def test_the_byte_budget_evicts_the_least_recently_used_page() -> None:
-    cache, repo = PageCache(2 * EMPTY_PAGE), FakeRecords()
+    cache, repo = PageCache(2 * EMPTY_PAGE, admit_after=0), FakeRecords()
     cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))
     cache.fetch("vendors", repo, "org_1", None, PageRequest(page=2))
     cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))  # a hit: page 1 is now the most recent
@@ -101,7 +103,7 @@ def test_the_byte_budget_evicts_the_least_recently_used_page() -> None:
 
 
 def test_the_budget_counts_bytes_not_pages() -> None:
-    cache, repo = PageCache(8 * EMPTY_PAGE), FakeRecords(full=(9,))
+    cache, repo = PageCache(8 * EMPTY_PAGE, admit_after=0), FakeRecords(full=(9,))
     for n in range(1, 9):
         cache.fetch("vendors", repo, "org_1", None, PageRequest(page=n))
     assert repo.calls == 8 and cache.used == 8 * EMPTY_PAGE
@@ -112,6 +114,32 @@ def test_the_budget_counts_bytes_not_pages() -> None:
     kept = list(itertools.takewhile(lambda n: _cached(cache, repo, PageRequest(page=n)), range(8, 0, -1)))
     assert 1 <= len(kept) <= 6  # one page of items pushed out several empty ones, the oldest first
     assert not _cached(cache, repo, PageRequest(page=1))
+
+
+class Revised(FakeRecords):
+    """A repository whose revision the test moves."""
+
+    revision_now = 0
+
+    def revision(self, organization_id: str) -> int:
+        return self.revision_now
+
+
+def test_a_page_is_kept_from_its_second_request_at_one_revision() -> None:
+    cache, repo = PageCache(), Revised()
+    for _ in range(2):
+        cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))
+    assert repo.calls == 2 and cache.used > 0  # the second request kept it
+    cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))
+    assert repo.calls == 2
+    repo.revision_now = 1  # a write: the next request is the first at this revision
+    for _ in range(3):
+        cache.fetch("vendors", repo, "org_1", None, PageRequest(page=1))
+    assert repo.calls == 4
+    one_off = PageCache()
+    for page in range(1, 50):  # pages asked for once each are never kept
+        one_off.fetch("vendors", repo, "org_1", None, PageRequest(page=page))
+    assert one_off.used == 0
 
 
 def _cached(cache: PageCache, repo: FakeRecords, request: PageRequest) -> bool:
@@ -128,7 +156,7 @@ def test_a_page_larger_than_the_budget_is_served_but_not_kept() -> None:
 
 
 def test_scope_and_area_keep_entries_apart() -> None:
-    cache, repo = PageCache(), FakeRecords()
+    cache, repo = PageCache(admit_after=0), FakeRecords()
     request = PageRequest()
     first = cache.fetch("findings", repo, "org_1", None, request, scope="mem_1")
     assert cache.fetch("findings", repo, "org_1", None, request, scope="mem_1") is first

@@ -234,8 +234,8 @@ def test_without_collected_anchors_a_page_is_a_plain_offset_and_an_empty_set_has
         Anchors(0)
 
 
-def test_the_cache_keeps_anchors_per_revision_and_bounded_by_entries() -> None:
-    cache = TotalCache(anchored=2, anchor_every=10)
+def test_the_cache_keeps_anchors_per_revision_and_bounded_by_keys() -> None:
+    cache = TotalCache(anchor_keys=3, anchor_every=10)
     fresh = cache.anchors("a", 1)
     assert fresh is not None and fresh.keys == () and fresh.every == 10
     cache.put_anchors("a", 1, (("t0", "i0"), ("t1", "i1")))
@@ -247,4 +247,5 @@ def test_the_cache_keeps_anchors_per_revision_and_bounded_by_entries() -> None:
     cache.put_anchors("b", 1, (("t0", "i0"),))
     cache.put_anchors("c", 1, (("t0", "i0"),))
     assert cache.anchors("a", 1).keys == ()  # type: ignore[union-attr]  # least recently used out
+    assert cache.anchor_keys_kept == 2
     assert TotalCache(anchor_every=0).anchors("a", 1) is None

@@ -24,7 +24,7 @@ from psycopg import sql
 
 from .. import locks
 from ..codec import scalar
-from . import m0001_kernel, m0002_areas, m0007_compliance_program
+from . import m0001_kernel, m0002_areas, m0004_audit_log, m0007_compliance_program
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
 
@@ -33,6 +33,7 @@ MIGRATION_TABLE = "compliance_migrations"
 MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0001_kernel", m0001_kernel.apply),
     ("0002_areas", m0002_areas.apply),
+    ("0004_audit_log", m0004_audit_log.apply),
     ("0007_compliance_program", m0007_compliance_program.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""

@@ -20,6 +20,7 @@ from . import (
     m0003_list_revisions,
     m0004_finding_templates,
     m0005_active_keys_by_role,
+    m0007_audit_log,
     m0010_compliance_program,
 )
 
@@ -34,6 +35,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0003_list_revisions", m0003_list_revisions.apply),
     ("0004_finding_templates", m0004_finding_templates.apply),
     ("0005_active_keys_by_role", m0005_active_keys_by_role.apply),
+    ("0007_audit_log", m0007_audit_log.apply),
     ("0010_compliance_program", m0010_compliance_program.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
