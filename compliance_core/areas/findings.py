@@ -5,7 +5,8 @@ A finding's review is role-gated: only an Auditor, Admin or Owner closes one (``
 for a revision (``request_revision``, always with a note); fixing it and marking it
 ``ready_for_review`` is a change the Owner or an Admin makes (``update``), never an auditor.
 Links: the task and the control it was raised against (identifiers, not checked until those
-areas exist) and the template it was made from (checked through ``TemplateLookup``)."""
+areas exist) and the template it was made from (checked through ``TemplateLookup``). A finding's
+history is its slice of the audit trail, newest first."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
 from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
@@ -52,6 +54,7 @@ __all__ = [
     "FINDING_UPDATE",
     "FINDING_CLOSE",
     "FINDING_REVIEW",
+    "FINDING_HISTORY",
     "FindingCreated",
     "FindingUpdated",
     "FindingSeverityChanged",
@@ -191,6 +194,8 @@ FINDING_UPDATE = Action("finding:update", MANAGERS)
 FINDING_CLOSE = Action("finding:close", READERS)
 """Auditors close findings too (the reference's rule): closing is a verdict on the evidence."""
 FINDING_REVIEW = Action("finding:request_revision", READERS)
+FINDING_HISTORY = Action("finding_history:read", READERS)
+"""A slice of the audit trail, which only Owners, Admins and Auditors read."""
 
 
 class FindingCreated(Event):
@@ -263,6 +268,21 @@ class FindingService:
                 return current
             return self._apply(tx, actor, current, changes)
 
+    def history(self, actor: Actor, finding_id: str, page: PageRequest | None = None) -> Page[AuditEntry]:
+        """Every write to the finding (created, each change with its old and new values, closed),
+        newest first, with who made it: the audit trail's entries of this finding."""
+        authorize(actor, FINDING_HISTORY)
+        with self.uow.read() as session:
+            fetch(session, FINDINGS, actor.organization_id, finding_id)
+            return list_page(
+                session,
+                AUDIT_LOG,
+                self.pages,
+                actor.organization_id,
+                AuditFilter(entity_type="finding", entity_id=finding_id),
+                page or PageRequest(),
+            )
+
     def request_revision(self, actor: Actor, finding_id: str, data: RevisionRequest) -> Finding:
         """Send the finding back with a note saying what must change (``needs_revision``).
         Asking again replaces the note; a closed finding is reopened with ``update`` first."""
@@ -330,7 +350,7 @@ _FINDING = ("finding_id",)
 AREA = Area(
     name="findings",
     service=lambda context: FindingService(context.uow, context.pages),
-    actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE, FINDING_REVIEW),
+    actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE, FINDING_REVIEW, FINDING_HISTORY),
     records=(FINDINGS,),
     events=(FindingCreated, FindingUpdated, FindingSeverityChanged),
     operations=(
@@ -353,6 +373,7 @@ AREA = Area(
             example={"severity": "critical"},
         ),
         Operation(name="findings.close", action=FINDING_CLOSE, ids=_FINDING, result=Finding),
+        Operation(name="findings.history", action=FINDING_HISTORY, ids=_FINDING, paged=True, result=AuditEntry),
         Operation(
             name="findings.request_revision",
             action=FINDING_REVIEW,

@@ -12,6 +12,7 @@ ROUTES = group(
     ("POST", "/v1/findings", "findings.create", "Raise a finding", 201),
     ("GET", _ONE, "findings.get", "Read one finding"),
     ("PATCH", _ONE, "findings.update", "Change a finding's status, severity, type, text or links"),
+    ("GET", _ONE + "/history", "findings.history", "The finding's history: its audit trail, newest first"),
     ("POST", _ONE + "/close", "findings.close", "Close a finding (auditor, admin or owner)"),
     (
         "POST",

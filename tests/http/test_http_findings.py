@@ -119,3 +119,18 @@ def test_other_organizations_finding_is_404(api: Api, other: Api) -> None:
         api.post(f"{ROOT}/{theirs['id']}/close"),
     ):
         assert error(result, 404, "not_found") == {"resource": "finding", "id": theirs["id"]}
+
+
+def test_history_over_http(api: Api, as_role: Any, other: Api) -> None:
+    finding = create(api)
+    path = f"{ROOT}/{finding['id']}"
+    api.patch(path, {"severity": "critical"})
+    api.post(path + "/close")
+    result = as_role("auditor").get(path + "/history", query="perPage=2")
+    assert result.status_code == 200, result.text
+    body = result.json
+    assert body["count"] == 4 and body["meta"]["totalPages"] == 2
+    assert [e["action"] for e in body["data"]] == ["finding.updated", "finding.severity_changed"]
+    assert body["data"][0]["changes"]["status"] == {"old": "open", "new": "closed"}
+    error(as_role("employee").get(path + "/history"), 403, "forbidden")
+    error(other.get(path + "/history"), 404, "not_found")

@@ -179,3 +179,26 @@ def test_a_closed_finding_is_reopened_before_it_is_sent_back(platform, owner) ->
         platform.findings.request_revision(owner, finding.id, RevisionRequest(note="Add the logs"))
     platform.findings.update(owner, finding.id, FindingPatch(status="open"))
     assert platform.findings.request_revision(owner, finding.id, RevisionRequest(note="Add the logs")).revision_note
+
+
+def test_history_is_the_findings_audit_trail_newest_first(platform, owner, actor_as, clock) -> None:
+    from compliance_core.areas.findings import RevisionRequest
+
+    finding = platform.findings.create(owner, NewFinding(title="Gap", severity="low"))
+    other = platform.findings.create(owner, NewFinding(title="Other", severity="low"))
+    clock.advance(minutes=1)
+    platform.findings.request_revision(actor_as(Role.AUDITOR), finding.id, RevisionRequest(note="Add the logs"))
+    clock.advance(minutes=1)
+    platform.findings.close(actor_as(Role.AUDITOR), finding.id)
+    platform.findings.update(owner, other.id, FindingPatch(title="Not in the history"))
+    history = platform.findings.history(actor_as(Role.AUDITOR), finding.id)
+    assert [e.action for e in history.items] == ["finding.updated", "finding.updated", "finding.created"]
+    assert {e.entity_id for e in history.items} == {finding.id} and history.total == 3
+    closed, asked, created = history.items
+    assert closed.changes["status"] == {"old": "needs_revision", "new": "closed"}
+    assert asked.changes["revisionNote"] == {"old": None, "new": "Add the logs"}
+    assert asked.actor_role is Role.AUDITOR and created.actor_role is Role.OWNER
+    with pytest.raises(Forbidden):
+        platform.findings.history(actor_as(Role.EMPLOYEE), finding.id)
+    with pytest.raises(NotFound):
+        platform.findings.history(owner, "fnd_nothere")
