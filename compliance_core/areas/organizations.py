@@ -387,7 +387,7 @@ class OrganizationService:
             roles = []
             if current.owner_person_id is not None and current.owner_person_id != person_id:
                 before = tx[MEMBER_ROLES].get(current.id, current.owner_person_id)
-                if before is not None:
+                if before is not None and before.role is Role.OWNER:
                     roles.append(self._set_role(tx, current.id, before, Role.ADMIN, now))
             roles.append(self._set_role(tx, current.id, target, Role.OWNER, now))
             updated = attrs.evolve(current, owner_person_id=person_id, updated_at=now)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from compliance_core import Conflict, Forbidden, NotFound, Platform, Role, SequentialIds
 from compliance_core.areas.organizations import OwnerChange
-from compliance_core.areas.people import NewPerson, PersonPatch
+from compliance_core.areas.people import PEOPLE, NewPerson, PersonPatch
 from compliance_core.kernel.events import OUTBOX
 from compliance_store.memory import MemoryStore
 from compliance_store.memory.repositories import MemoryOrganizations
@@ -105,3 +106,27 @@ def test_a_failure_mid_way_leaves_nothing_changed(kind, tmp_path, monkeypatch) -
         with platform.uow.read() as session:
             types = [m.type for m in session[OUTBOX].pending(1000)]
         assert types.count("organization.ownership_transferred") == 1
+
+
+def test_the_owner_person_stays_an_active_owner_until_ownership_moves(platform, owner) -> None:
+    ada = _person(platform, owner, "Ada")
+    bob = _person(platform, owner, "Bob")
+    platform.organizations.transfer_ownership(owner, ada.id)
+    for patch, field in ((PersonPatch(role="admin"), "role"), (PersonPatch(is_active=False), "isActive")):
+        with pytest.raises(Conflict) as caught:
+            platform.people.update(owner, ada.id, patch)
+        assert caught.value.details["field"] == field
+    assert platform.people.update(owner, ada.id, PersonPatch(job_title="CEO")).job_title == "CEO"
+    platform.organizations.transfer_ownership(owner, bob.id)
+    assert platform.people.update(owner, ada.id, PersonPatch(role="employee")).role is Role.EMPLOYEE
+
+
+def test_a_previous_owner_who_is_no_longer_an_owner_keeps_their_role(platform, owner) -> None:
+    ada = _person(platform, owner, "Ada")
+    bob = _person(platform, owner, "Bob")
+    platform.organizations.transfer_ownership(owner, ada.id)
+    with platform.uow.write(owner) as tx:  # as a store copied from an older release could hold
+        tx[PEOPLE].update(attrs.evolve(platform.people.get(owner, ada.id), role=Role.EMPLOYEE))
+    moved = platform.organizations.transfer_ownership(owner, bob.id)
+    assert [change.person_id for change in moved.roles] == [bob.id]
+    assert platform.people.get(owner, ada.id).role is Role.EMPLOYEE
