@@ -11,6 +11,7 @@ from compliance_core.areas.people import PEOPLE, NewPerson, PersonPatch
 from compliance_core.kernel.events import OUTBOX
 from compliance_store.memory import MemoryStore
 from compliance_store.memory.repositories import MemoryOrganizations
+from compliance_store.postgres.organizations import PostgresOrganizations
 from compliance_store.sqlite.organizations import SqliteOrganizations
 
 
@@ -84,10 +85,15 @@ def _failing_update(self, organization):
     raise RuntimeError("the disk is full")
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_a_failure_mid_way_leaves_nothing_changed(kind, tmp_path, monkeypatch) -> None:
-    store = MemoryStore() if kind == "memory" else f"sqlite:///{tmp_path / 'own.db'}"
-    platform = Platform(store, ids=SequentialIds()) if kind == "memory" else Platform.open(store, ids=SequentialIds())
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgresql"])
+def test_a_failure_mid_way_leaves_nothing_changed(kind, tmp_path, monkeypatch, request) -> None:
+    if kind == "memory":
+        platform = Platform(MemoryStore(), ids=SequentialIds())
+    elif kind == "sqlite":
+        platform = Platform.open(f"sqlite:///{tmp_path / 'own.db'}", ids=SequentialIds())
+    else:
+        platform = Platform.open(request.getfixturevalue("postgres_url"), ids=SequentialIds())
+    repository = {"memory": MemoryOrganizations, "sqlite": SqliteOrganizations, "postgresql": PostgresOrganizations}
     with platform:
         boot = platform.bootstrap("Acme")
         owner = platform.actor(boot.organization.id)
@@ -95,8 +101,7 @@ def test_a_failure_mid_way_leaves_nothing_changed(kind, tmp_path, monkeypatch) -
         bob = _person(platform, owner, "Bob")
         platform.organizations.transfer_ownership(owner, ada.id)
         # The people are updated first; the organization's update then fails.
-        repository = MemoryOrganizations if kind == "memory" else SqliteOrganizations
-        monkeypatch.setattr(repository, "update", _failing_update)
+        monkeypatch.setattr(repository[kind], "update", _failing_update)
         with pytest.raises(RuntimeError):
             platform.organizations.transfer_ownership(owner, bob.id)
         monkeypatch.undo()
