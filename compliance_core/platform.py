@@ -210,6 +210,17 @@ class Platform:
         with self.uow.write(None) as tx:
             return tx[IDEMPOTENCY].purge(cutoff)
 
+    def lapse_risk_acceptances(self, now: dt.datetime | None = None) -> int:
+        """Return the accepted risks whose acceptance has reached its expiry date to review, in
+        every organization, and return how many (see ``RiskService.lapse_expired_acceptances``).
+        The HTTP server calls it with the idempotency purge, ``compliance maintenance`` on demand;
+        a platform built without the risks area has nothing to lapse.
+
+        :param now: the time to judge expiry at (default: the platform's clock)
+        """
+        risks = self.services.get("risks")
+        return 0 if risks is None else int(risks.lapse_expired_acceptances(now and utc(now)))
+
     def health(self) -> dict[str, Any]:
         store = self.store.health()
         now = self.clock.now()

@@ -252,8 +252,13 @@ def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
         due = platform.policies.sweep_reviews()
+        lapsed = platform.lapse_risk_acceptances()
         analysed = refresh_statistics(platform.store)
-    report: dict[str, Any] = {"purgedIdempotencyRecords": purged, "policiesDueForReview": due}
+    report: dict[str, Any] = {
+        "purgedIdempotencyRecords": purged,
+        "policiesDueForReview": due,
+        "lapsedRiskAcceptances": lapsed,
+    }
     if analysed is not None:
         report["analyzedTables"] = analysed
     _emit(report)
@@ -652,13 +657,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records older than 24 hours; sweep policy reviews; refresh SQLite's planner statistics",
+        help="purge idempotency records, sweep policy reviews and risk acceptances, refresh statistics",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
-        "again), move published policies past their review date to needs_review, and print "
-        '{"purgedIdempotencyRecords": N, "policiesDueForReview": M}. On SQLite, also analyse the tables again '
-        "when one has grown or shrunk twofold since its statistics were taken, and list them as "
-        '"analyzedTables". A running server also does this periodically; run it from cron for a '
-        "database no server is serving.",
+        "again), move published policies past their review date to needs_review, return the risks "
+        "whose acceptance has reached its expiry date to review, and print "
+        '{"purgedIdempotencyRecords": N, "policiesDueForReview": M, "lapsedRiskAcceptances": K}. '
+        "On SQLite, also analyse the tables again when one has grown or shrunk twofold since its "
+        'statistics were taken, and list them as "analyzedTables". A running server also does this '
+        "periodically; run it from cron for a database no server is serving.",
     )
     _add_db(maintenance)
     _options(maintenance)

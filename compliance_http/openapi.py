@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from compliance_core.areas.api_keys import ApiKey
-from compliance_core.areas.organizations import Organization, Plan
+from compliance_core.areas.organizations import Organization
 from compliance_core.areas.people import MAX_BULK
 from compliance_core.kernel.registry import Download
 from compliance_core.kernel.rendering import WireView
@@ -308,9 +308,10 @@ class _Schemas:
             "Error": _ERROR_SCHEMA,
             "PageMeta": _PAGE_META,
             "Health": _HEALTH,
-            "Organization": _ORGANIZATION,
         }
         self._owners: dict[str, Any] = {name: name for name in self.components}
+        self.components["Organization"] = self._model(Organization, output=True)
+        self._owners["Organization"] = Organization
 
     def _claim(self, name: str, owner: Any) -> None:
         """Reserve ``name`` for ``owner`` (what the schema describes)."""
@@ -467,6 +468,9 @@ class _Schemas:
         if model is ApiKey:
             properties["status"] = {"type": "string", "enum": ["active", "revoked", "expired"]}
             required.append("status")
+        if model is Organization:  # the effective limits, whatever plan they come from
+            properties["rateLimit"] = _RATE_LIMIT
+            required.append("rateLimit")
         schema: dict[str, Any] = {"type": "object"}
         if model.__doc__ and not model.__doc__.startswith(model.__name__ + "("):
             schema["description"] = inspect.cleandoc(model.__doc__)
@@ -565,22 +569,11 @@ _HEALTH = {
         },
     },
 }
-_ORGANIZATION = {
+_RATE_LIMIT = {
     "type": "object",
-    "required": ["id", "name", "plan", "rateLimit", "createdAt", "updatedAt"],
-    "properties": {
-        "id": {"type": "string"},
-        "name": {"type": "string"},
-        "plan": {"type": "string", "enum": [plan.value for plan in Plan]},
-        "rateLimit": {
-            "type": "object",
-            "description": "Per API key: a bucket of `burst` requests refilled at `requestsPerMinute`",
-            "required": ["requestsPerMinute", "burst"],
-            "properties": {"requestsPerMinute": {"type": "integer"}, "burst": {"type": "integer"}},
-        },
-        "createdAt": {"type": "string", "format": "date-time"},
-        "updatedAt": {"type": "string", "format": "date-time"},
-    },
+    "description": "Per API key: a bucket of `burst` requests refilled at `requestsPerMinute`",
+    "required": ["requestsPerMinute", "burst"],
+    "properties": {"requestsPerMinute": {"type": "integer"}, "burst": {"type": "integer"}},
 }
 _PARAMETERS = {
     "XOrganizationId": {

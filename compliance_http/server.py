@@ -664,6 +664,8 @@ class Purges(Protocol):
 
     def purge_idempotency(self, now: dt.datetime | None = None) -> int: ...
 
+    def lapse_risk_acceptances(self, now: dt.datetime | None = None) -> int: ...
+
 
 @runtime_checkable
 class RefreshesStatistics(Protocol):
@@ -681,7 +683,8 @@ def refresh_statistics(store: object) -> list[str] | None:
 @contextlib.contextmanager
 def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[threading.Thread]:
     """Purge expired idempotency records now and then every ``every`` seconds, in a thread, while
-    the block runs; each purge logs how many records went. A failing purge is logged and tried
+    the block runs; each purge logs how many records went. The same rounds return risks whose
+    acceptance has expired to review (``Platform.lapse_risk_acceptances``). A failing purge is logged and tried
     again next time. The server runs it in its lead worker only: every worker shares the store,
     so one purger is enough. The platform's store, if it keeps planner statistics, has them
     refreshed after each purge (an analysis is logged with the tables it covered).
@@ -699,6 +702,13 @@ def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[thr
                 log.exception("could not purge expired idempotency records; retrying in %.0f s", every)
             else:
                 log.info("purged %d expired idempotency record(s)", purged)
+            try:
+                lapsed = platform.lapse_risk_acceptances()
+            except Exception:
+                log.exception("could not lapse expired risk acceptances; retrying in %.0f s", every)
+            else:
+                if lapsed:
+                    log.info("returned %d risk(s) whose acceptance expired to review", lapsed)
             try:
                 analysed = refresh_statistics(getattr(platform, "store", None))
             except Exception:

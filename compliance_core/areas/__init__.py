@@ -8,7 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel.registry import Area
-from . import api_keys, audit_log, finding_templates, findings, organizations, people, policies, vendors, webhooks
+from . import (
+    api_keys,
+    audit_log,
+    finding_templates,
+    findings,
+    organizations,
+    people,
+    policies,
+    risks,
+    vendors,
+    webhooks,
+)
 
 __all__ = ["AREAS"]
 
@@ -22,4 +33,5 @@ AREAS: tuple[Area[Any], ...] = (
     audit_log.AREA,
     webhooks.AREA,
     policies.AREA,
+    risks.AREA,
 )

@@ -1,5 +1,12 @@
 """Findings: the unified gaps view fed by audits, penetration tests, the device agent and
-integrations. Creation and severity changes are events (webhooks announce them)."""
+integrations. Creation and severity changes are events (webhooks announce them).
+
+A finding's review is role-gated: only an Auditor, Admin or Owner closes one (``close``) or asks
+for a revision (``request_revision``, always with a note); fixing it and marking it
+``ready_for_review`` is a change the Owner or an Admin makes (``update``), never an auditor.
+Links: the task and the control it was raised against (identifiers, not checked until those
+areas exist) and the template it was made from (checked through ``TemplateLookup``). A finding's
+history is its slice of the audit trail, newest first."""
 
 from __future__ import annotations
 
@@ -9,11 +16,12 @@ from typing import Any, Protocol
 
 import attrs
 
-from ..kernel.errors import ValidationError
+from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
+from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
-from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
+from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor, authorize
 from ..kernel.records import Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.uow import Tx, UnitOfWork
@@ -38,12 +46,15 @@ __all__ = [
     "NewFinding",
     "FindingPatch",
     "FindingFilter",
+    "RevisionRequest",
     "FindingService",
     "FINDINGS",
     "FINDING_READ",
     "FINDING_CREATE",
     "FINDING_UPDATE",
     "FINDING_CLOSE",
+    "FINDING_REVIEW",
+    "FINDING_HISTORY",
     "FindingCreated",
     "FindingUpdated",
     "FindingSeverityChanged",
@@ -97,6 +108,10 @@ class Finding:
     content: str = ""
     revision_note: str | None = None
     template_id: str | None = None
+    task_id: str | None = None
+    """The task the finding was raised against (not checked yet: no tasks area exists)."""
+    control_id: str | None = None
+    """The control it concerns (not checked yet: no controls area exists)."""
     created_by: str | None = None
     created_at: dt.datetime
     updated_at: dt.datetime
@@ -112,6 +127,8 @@ class NewFinding:
     content: str = attrs.field(default="", converter=blank_text(5000))
     template_id: str | None = attrs.field(default=None, converter=optional_id)
     """A finding template of the organization; its content is copied when ``content`` is empty."""
+    task_id: str | None = attrs.field(default=None, converter=optional_id)
+    control_id: str | None = attrs.field(default=None, converter=optional_id)
 
 
 _NEW = attrs.fields(NewFinding)
@@ -125,6 +142,17 @@ class FindingPatch(Patch):
     status: FindingStatus | Unset = patch_field(choice(FindingStatus))
     content: str | None | Unset = patch_field(_NEW.content.converter)
     revision_note: str | None | Unset = patch_field(optional_text(2000))
+    """Goes with ``status: needs_revision`` (required then); any other status clears it."""
+    template_id: str | None | Unset = patch_field(_NEW.template_id.converter)
+    task_id: str | None | Unset = patch_field(_NEW.task_id.converter)
+    control_id: str | None | Unset = patch_field(_NEW.control_id.converter)
+
+
+@attrs.frozen(kw_only=True)
+class RevisionRequest:
+    """The body of ``request_revision``: what has to change."""
+
+    note: str = attrs.field(converter=text(2000))
 
 
 @attrs.frozen(kw_only=True)
@@ -133,6 +161,8 @@ class FindingFilter:
     severity: Severity | None = attrs.field(default=None, converter=optional_choice(Severity))
     type: FindingType | None = attrs.field(default=None, converter=optional_choice(FindingType))
     source: FindingSource | None = attrs.field(default=None, converter=optional_choice(FindingSource))
+    task_id: str | None = attrs.field(default=None, converter=optional_id)
+    control_id: str | None = attrs.field(default=None, converter=optional_id)
 
     def matches(self, finding: Finding) -> bool:
         return all(
@@ -161,7 +191,11 @@ TEMPLATES: Repo[TemplateLookup] = Repo("finding_templates")
 FINDING_READ = Action("finding:read", EVERYONE)
 FINDING_CREATE = Action("finding:create", MANAGERS)
 FINDING_UPDATE = Action("finding:update", MANAGERS)
-FINDING_CLOSE = Action("finding:close", MANAGERS)
+FINDING_CLOSE = Action("finding:close", READERS)
+"""Auditors close findings too (the reference's rule): closing is a verdict on the evidence."""
+FINDING_REVIEW = Action("finding:request_revision", READERS)
+FINDING_HISTORY = Action("finding_history:read", READERS)
+"""A slice of the audit trail, which only Owners, Admins and Auditors read."""
 
 
 class FindingCreated(Event):
@@ -234,6 +268,34 @@ class FindingService:
                 return current
             return self._apply(tx, actor, current, changes)
 
+    def history(self, actor: Actor, finding_id: str, page: PageRequest | None = None) -> Page[AuditEntry]:
+        """Every write to the finding (created, each change with its old and new values, closed),
+        newest first, with who made it: the audit trail's entries of this finding."""
+        authorize(actor, FINDING_HISTORY)
+        with self.uow.read() as session:
+            fetch(session, FINDINGS, actor.organization_id, finding_id)
+            return list_page(
+                session,
+                AUDIT_LOG,
+                self.pages,
+                actor.organization_id,
+                AuditFilter(entity_type="finding", entity_id=finding_id),
+                page or PageRequest(),
+            )
+
+    def request_revision(self, actor: Actor, finding_id: str, data: RevisionRequest) -> Finding:
+        """Send the finding back with a note saying what must change (``needs_revision``).
+        Asking again replaces the note; a closed finding is reopened with ``update`` first."""
+        authorize(actor, FINDING_REVIEW)
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
+            if current.status is FindingStatus.CLOSED:
+                raise Conflict(
+                    "a closed finding cannot be sent back; reopen it first",
+                    {"field": "status", "value": current.status.value, "reason": "reopen the finding first"},
+                )
+            return self._apply(tx, actor, current, {"status": FindingStatus.NEEDS_REVISION, "revision_note": data.note})
+
     def close(self, actor: Actor, finding_id: str) -> Finding:
         authorize(actor, FINDING_CLOSE)
         with self.uow.write(actor) as tx:
@@ -251,6 +313,14 @@ class FindingService:
             )
         if status is not FindingStatus.NEEDS_REVISION:
             changes["revision_note"] = None  # a note answers one revision request, no more
+        else:
+            kept = current.revision_note if current.status is FindingStatus.NEEDS_REVISION else None
+            if not changes.get("revision_note", kept):  # a revision request always says what to change
+                raise ValidationError.field(
+                    "revisionNote", changes.get("revision_note"), "is required while status is needs_revision"
+                )
+        if changes.get("template_id") is not None and changes["template_id"] != current.template_id:
+            _template(tx, actor.organization_id, changes["template_id"])
         if status is not current.status:
             changes["closed_at"] = now if status is FindingStatus.CLOSED else None
         previous = changed(current, changes)
@@ -280,7 +350,7 @@ _FINDING = ("finding_id",)
 AREA = Area(
     name="findings",
     service=lambda context: FindingService(context.uow, context.pages),
-    actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE),
+    actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE, FINDING_REVIEW, FINDING_HISTORY),
     records=(FINDINGS,),
     events=(FindingCreated, FindingUpdated, FindingSeverityChanged),
     operations=(
@@ -303,5 +373,14 @@ AREA = Area(
             example={"severity": "critical"},
         ),
         Operation(name="findings.close", action=FINDING_CLOSE, ids=_FINDING, result=Finding),
+        Operation(name="findings.history", action=FINDING_HISTORY, ids=_FINDING, paged=True, result=AuditEntry),
+        Operation(
+            name="findings.request_revision",
+            action=FINDING_REVIEW,
+            ids=_FINDING,
+            body=RevisionRequest,
+            result=Finding,
+            example={"note": "The screenshot predates the audit period; attach a current one."},
+        ),
     ),
 )

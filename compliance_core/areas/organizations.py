@@ -1,28 +1,39 @@
 """Organizations and their plans: the tenant every other record belongs to.
 
+An organization has a profile (name, unique ``slug``, website), branding (logo, primary colour)
+and settings, which its Owner and Admins edit, and one Owner: the person ``owner_person_id``
+names. Ownership moves with ``transfer_ownership`` (Owner keys only): the new Owner must be an
+active member who is not a contractor; they get the ``owner`` role, the previous Owner person
+gets ``admin``, and the organization names the new one, all in one transaction.
+
+API keys are not bound to people yet, so a transfer changes no key: an Owner key stays an Owner
+key until it is revoked. Once keys act for a person, a key of the previous Owner should follow
+that person's new role.
+
 Creating one (an operator command or bootstrap: no caller inside the tenant yet) records
-``organization.created`` as the system; changing its plan records ``organization.updated`` with
-the caller. Both carry the organization's own id as their organization, so its audit trail
+``organization.created`` as the system; changing its plan, profile, branding or settings records
+``organization.updated`` with the caller. Both carry the organization's own id as their organization, so its audit trail
 starts with its creation."""
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 import attrs
 
-from ..kernel.errors import ValidationError, require
+from ..kernel.errors import Conflict, NotFound, ValidationError, require
 from ..kernel.events import Event
-from ..kernel.permissions import MEMBERS, OWNERS, Action, Actor, authorize
+from ..kernel.permissions import MANAGERS, MEMBERS, OWNERS, Action, Actor, Role, authorize
 from ..kernel.ratelimit import RateLimitPolicy
 from ..kernel.records import changed
 from ..kernel.registry import Area, Operation, Repo
 from ..kernel.rendering import WireView
-from ..kernel.uow import UnitOfWork
-from ..kernel.validation import choice, text
+from ..kernel.uow import Tx, UnitOfWork
+from ..kernel.validation import Checked, Patch, Unset, boolean, choice, patch_field, register_schema, text, url
 
 __all__ = [
     "Plan",
@@ -33,11 +44,18 @@ __all__ = [
     "OrganizationService",
     "check_limits",
     "NewOrganization",
+    "OrganizationPatch",
+    "OwnerChange",
+    "OwnershipTransfer",
     "ORGANIZATIONS",
     "ORGANIZATION_READ",
     "ORGANIZATION_UPDATE",
+    "ORGANIZATION_EDIT",
+    "ORGANIZATION_TRANSFER",
     "OrganizationCreated",
     "OrganizationUpdated",
+    "OwnershipTransferred",
+    "MemberRoleChanged",
     "AREA",
 ]
 
@@ -73,6 +91,19 @@ class Organization:
     plan: Plan
     rate_limit_rpm: int | None = None
     rate_limit_burst: int | None = None
+    slug: str | None = None
+    """Unique among organizations (lower-case letters, digits and hyphens)."""
+    website: str | None = None
+    logo: str | None = None
+    """The URL of the organization's logo."""
+    primary_color: str | None = None
+    """The brand colour, ``#rrggbb``."""
+    evidence_approval_enabled: bool = False
+    device_agent_step_enabled: bool = True
+    security_training_step_enabled: bool = True
+    advanced_mode_enabled: bool = False
+    owner_person_id: str | None = None
+    """The person who owns the organization (``transfer_ownership``); None until one is named."""
     created_at: dt.datetime
     updated_at: dt.datetime
 
@@ -92,10 +123,96 @@ class NewOrganization:
     plan: Plan = attrs.field(default=Plan.PROFESSIONAL, converter=choice(Plan))
 
 
+_SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+def _slug(value: Any, field: attrs.Attribute) -> Any:
+    if value is None or isinstance(value, Unset):
+        return value
+    if not isinstance(value, str) or not 2 <= len(value) <= 64 or not _SLUG.fullmatch(value):
+        raise ValidationError.field(
+            "slug", value, "must be 2 to 64 lower-case letters, digits and single hyphens (acme-eu)"
+        )
+    return value
+
+
+slug = register_schema(
+    Checked(_slug, takes_field=True),
+    {
+        "type": "string",
+        "minLength": 2,
+        "maxLength": 64,
+        "pattern": f"^{_SLUG.pattern}$",
+        "nullable": True,
+        "description": "unique among organizations",
+    },
+)
+_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def _color(value: Any, field: attrs.Attribute) -> Any:
+    if value is None or isinstance(value, Unset):
+        return value
+    if not isinstance(value, str) or not _COLOR.fullmatch(value):
+        raise ValidationError.field("primaryColor", value, "must be a colour in the form #rrggbb")
+    return value.lower()
+
+
+color = register_schema(
+    Checked(_color, takes_field=True),
+    {
+        "type": "string",
+        "pattern": f"^{_COLOR.pattern}$",
+        "nullable": True,
+        "description": "a colour #rrggbb, stored in lower case",
+    },
+)
+
+
+@attrs.frozen(kw_only=True)
+class OrganizationPatch(Patch):
+    """Profile, branding and settings (the plan changes through ``set_plan``, the Owner through
+    ``transfer_ownership``)."""
+
+    name: str | Unset = patch_field(text(200))
+    slug: str | None | Unset = patch_field(slug)
+    website: str | None | Unset = patch_field(url)
+    logo: str | None | Unset = patch_field(url)
+    primary_color: str | None | Unset = patch_field(color)
+    evidence_approval_enabled: bool | Unset = patch_field(boolean)
+    device_agent_step_enabled: bool | Unset = patch_field(boolean)
+    security_training_step_enabled: bool | Unset = patch_field(boolean)
+    advanced_mode_enabled: bool | Unset = patch_field(boolean)
+
+
+@attrs.frozen(kw_only=True)
+class OwnerChange:
+    """One person's role before and after a transfer of ownership."""
+
+    person_id: str
+    previous_role: Role
+    role: Role
+
+
+@attrs.frozen(kw_only=True)
+class OwnershipTransfer:
+    """What a transfer did: the organization as it is now, the previous Owner person (None when
+    none was named) and the new one, and the role of each: the previous Owner's first."""
+
+    organization: Organization
+    previous_owner_id: str | None
+    new_owner_id: str
+    roles: tuple[OwnerChange, ...]
+
+
 class OrganizationRepository(Protocol):
     def add(self, organization: Organization) -> None: ...
 
     def get(self, organization_id: str) -> Organization | None: ...
+
+    def find_slug(self, slug: str) -> Organization | None:
+        """The organization with this slug, if any (slugs are unique)."""
+        ...
 
     def update(self, organization: Organization) -> None: ...
 
@@ -109,6 +226,47 @@ class OrganizationRepository(Protocol):
 ORGANIZATIONS: Repo[OrganizationRepository] = Repo("organizations")
 ORGANIZATION_READ = Action("organization:read", MEMBERS)
 ORGANIZATION_UPDATE = Action("organization:update", OWNERS)
+"""The plan and its limits."""
+ORGANIZATION_EDIT = Action("organization:edit", MANAGERS)
+"""Profile, branding and settings."""
+ORGANIZATION_TRANSFER = Action("organization:transfer_ownership", OWNERS)
+
+
+class _Member(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def role(self) -> Role: ...
+
+    @property
+    def is_active(self) -> bool: ...
+
+
+class MemberRoles(Protocol):
+    """The port to the people area: a person of the organization, and storing their new role
+    (the record is changed with ``attrs.evolve``; this area never imports the people model)."""
+
+    def get(self, organization_id: str, person_id: str) -> _Member | None: ...
+
+    def update(self, person: Any) -> None: ...
+
+
+MEMBER_ROLES: Repo[MemberRoles] = Repo("people")
+
+
+class OwnershipTransferred(Event):
+    """Ownership moved to another person (``transfer_ownership``); ``previous`` holds the previous
+    ``ownerPersonId``. Each role it changed is a ``person.role_changed`` in the same transaction."""
+
+    type = "organization.ownership_transferred"
+
+
+class MemberRoleChanged(Event):
+    """A person's role changed by a transfer of ownership; ``previous`` holds the old role. (The
+    people area records ``person.updated`` for its own edits.)"""
+
+    type = "person.role_changed"
 
 
 class OrganizationCreated(Event):
@@ -118,7 +276,7 @@ class OrganizationCreated(Event):
 
 
 class OrganizationUpdated(Event):
-    """An organization's plan or negotiated rate limits changed."""
+    """An organization's plan, negotiated rate limits, profile, branding or settings changed."""
 
     type = "organization.updated"
 
@@ -176,6 +334,86 @@ class OrganizationService:
         with self.uow.read() as session:
             return require(session[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
 
+    def update(self, actor: Actor, patch: OrganizationPatch) -> Organization:
+        """Change the profile, branding or settings; a slug another organization holds is a
+        ``Conflict``."""
+        authorize(actor, ORGANIZATION_EDIT)
+        changes = patch.changes()
+        with self.uow.write(actor) as tx:
+            current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
+            previous = changed(current, changes)
+            if not previous:
+                return current
+            if changes.get("slug") is not None and "slug" in previous:
+                holder = tx[ORGANIZATIONS].find_slug(changes["slug"])
+                if holder is not None and holder.id != current.id:
+                    raise Conflict(
+                        "another organization has this slug",
+                        {"field": "slug", "value": changes["slug"], "reason": "already taken"},
+                    )
+            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            tx[ORGANIZATIONS].update(updated)
+            tx.record(OrganizationUpdated(organization_id=current.id, subject=updated, previous=previous))
+        return updated
+
+    def transfer_ownership(self, actor: Actor, person_id: str) -> OwnershipTransfer:
+        """Make the person the Owner, in one transaction: they get the ``owner`` role, the
+        previous Owner person (if any) gets ``admin``, and the organization names the new one.
+
+        The new Owner must be a person of the organization (else ``NotFound``), active and not a
+        contractor (else ``Conflict``). Transferring to the current Owner changes nothing.
+        """
+        authorize(actor, ORGANIZATION_TRANSFER)
+        with self.uow.write(actor) as tx:
+            current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
+            target = tx[MEMBER_ROLES].get(current.id, person_id)
+            if target is None:
+                raise NotFound.resource("person", person_id)
+            if not target.is_active or target.role is Role.CONTRACTOR:
+                raise Conflict(
+                    "only an active member who is not a contractor can own the organization",
+                    {
+                        "field": "personId",
+                        "value": person_id,
+                        "reason": "is inactive" if not target.is_active else "is a contractor",
+                    },
+                )
+            if current.owner_person_id == person_id and target.role is Role.OWNER:
+                unchanged = OwnerChange(person_id=person_id, previous_role=Role.OWNER, role=Role.OWNER)
+                return OwnershipTransfer(
+                    organization=current, previous_owner_id=person_id, new_owner_id=person_id, roles=(unchanged,)
+                )
+            now = self.uow.clock.now()
+            roles = []
+            if current.owner_person_id is not None and current.owner_person_id != person_id:
+                before = tx[MEMBER_ROLES].get(current.id, current.owner_person_id)
+                if before is not None and before.role is Role.OWNER:
+                    roles.append(self._set_role(tx, current.id, before, Role.ADMIN, now))
+            roles.append(self._set_role(tx, current.id, target, Role.OWNER, now))
+            updated = attrs.evolve(current, owner_person_id=person_id, updated_at=now)
+            tx[ORGANIZATIONS].update(updated)
+            tx.record(
+                OwnershipTransferred(
+                    organization_id=current.id, subject=updated, previous={"owner_person_id": current.owner_person_id}
+                )
+            )
+        return OwnershipTransfer(
+            organization=updated,
+            previous_owner_id=current.owner_person_id,
+            new_owner_id=person_id,
+            roles=tuple(roles),
+        )
+
+    @staticmethod
+    def _set_role(tx: Tx, organization_id: str, person: _Member, role: Role, now: dt.datetime) -> OwnerChange:
+        if person.role is not role:
+            updated = attrs.evolve(person, role=role, updated_at=now)
+            tx[MEMBER_ROLES].update(updated)
+            tx.record(
+                MemberRoleChanged(organization_id=organization_id, subject=updated, previous={"role": person.role})
+            )
+        return OwnerChange(person_id=person.id, previous_role=person.role, role=role)
+
     def set_plan(
         self, actor: Actor, plan: Plan | str, *, rpm: int | None = None, burst: int | None = None
     ) -> Organization:
@@ -203,7 +441,22 @@ class OrganizationService:
 AREA = Area(
     name="organizations",
     service=lambda context: OrganizationService(context.uow, plan_changed=context.flush_admission),
-    actions=(ORGANIZATION_READ, ORGANIZATION_UPDATE),
-    events=(OrganizationCreated, OrganizationUpdated),
-    operations=(Operation(name="organizations.get", action=ORGANIZATION_READ, result=Organization),),
+    actions=(ORGANIZATION_READ, ORGANIZATION_UPDATE, ORGANIZATION_EDIT, ORGANIZATION_TRANSFER),
+    events=(OrganizationCreated, OrganizationUpdated, OwnershipTransferred, MemberRoleChanged),
+    operations=(
+        Operation(name="organizations.get", action=ORGANIZATION_READ, result=Organization),
+        Operation(
+            name="organizations.update",
+            action=ORGANIZATION_EDIT,
+            body=OrganizationPatch,
+            result=Organization,
+            example={"website": "https://acme.example", "primaryColor": "#0a7c5a"},
+        ),
+        Operation(
+            name="organizations.transfer_ownership",
+            action=ORGANIZATION_TRANSFER,
+            ids=("person_id",),
+            result=OwnershipTransfer,
+        ),
+    ),
 )

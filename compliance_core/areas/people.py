@@ -15,7 +15,7 @@ from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, authorize, ensure_can_grant
 from ..kernel.records import Records, changed, fetch, list_page
-from ..kernel.registry import Area, Operation, Repo
+from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import (
     Patch,
@@ -299,6 +299,12 @@ class PeopleService:
             if "email" in previous and tx[EMAILS].find_emails(actor.organization_id, [changes["email"]]):
                 raise _taken(changes["email"])
             updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
+            if (updated.role is not Role.OWNER or not updated.is_active) and _owns(tx, updated):
+                field, value = ("role", updated.role.value) if "role" in previous else ("isActive", updated.is_active)
+                raise Conflict(
+                    "the organization's Owner stays an active owner; transfer the ownership first",
+                    {"field": field, "value": value, "reason": "the person is the organization's Owner"},
+                )
             tx[PEOPLE].update(updated)
             tx.record(PersonUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
@@ -311,6 +317,25 @@ class PeopleService:
             updated_at=now,
             **attrs.asdict(data, recurse=False),
         )
+
+
+class _Tenant(Protocol):
+    @property
+    def owner_person_id(self) -> str | None: ...
+
+
+class OwnerLookup(Protocol):
+    """The port to the organizations: which person owns the organization."""
+
+    def get(self, organization_id: str) -> _Tenant | None: ...
+
+
+OWNERSHIP: Repo[OwnerLookup] = Repo("organizations")
+
+
+def _owns(session: Session, person: Person) -> bool:
+    organization = session[OWNERSHIP].get(person.organization_id)
+    return organization is not None and organization.owner_person_id == person.id
 
 
 def _taken(address: str) -> Conflict:

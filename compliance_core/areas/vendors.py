@@ -17,6 +17,7 @@ from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
 from ..kernel.records import Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.scales import Impact, Likelihood
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import (
     EEA_COUNTRIES,
@@ -97,22 +98,6 @@ class VendorStatus(enum.StrEnum):
     NOT_ASSESSED = "not_assessed"
     IN_PROGRESS = "in_progress"
     ASSESSED = "assessed"
-
-
-class Likelihood(enum.StrEnum):
-    VERY_UNLIKELY = "very_unlikely"
-    UNLIKELY = "unlikely"
-    POSSIBLE = "possible"
-    LIKELY = "likely"
-    VERY_LIKELY = "very_likely"
-
-
-class Impact(enum.StrEnum):
-    INSIGNIFICANT = "insignificant"
-    MINOR = "minor"
-    MODERATE = "moderate"
-    MAJOR = "major"
-    SEVERE = "severe"
 
 
 class Criticality(enum.StrEnum):

@@ -44,9 +44,11 @@ __all__ = [
     "url",
     "http_url",
     "date",
+    "required_date",
     "timestamp",
     "email",
     "optional_id",
+    "id_list",
     "UNSET",
     "Unset",
     "COUNTRIES",
@@ -390,6 +392,8 @@ def _url(value: Any, field: attrs.Attribute) -> str:
         raise _fail(field, value, "must be an http(s) URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname or " " in value.strip():
         raise _fail(field, value, "must be an http(s) URL")
+    if not all("!" <= char <= "~" for char in value.strip()):  # RFC 3986: an IRI is sent percent-encoded
+        raise _fail(field, value, "must be an http(s) URL of printable ASCII characters (percent-encode the rest)")
     return value.strip()
 
 
@@ -398,7 +402,7 @@ _URL_SCHEMA = {
     "format": "uri",
     "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
     "maxLength": 2048,
-    "description": "an http or https URL with a host and no spaces",
+    "description": "an http or https URL with a host, in printable ASCII (no spaces)",
 }
 url = _converter(_url, _URL_SCHEMA, optional=True)
 http_url = _converter(_url, _URL_SCHEMA)
@@ -430,6 +434,16 @@ date = _converter(
     },
     optional=True,
 )
+required_date = _converter(
+    _date,
+    {
+        "type": "string",
+        "format": "date",
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        "description": "a calendar date in the form YYYY-MM-DD",
+    },
+)
+"""``date`` that refuses null."""
 
 
 def _timestamp(value: Any, field: attrs.Attribute) -> dt.datetime:
@@ -499,3 +513,33 @@ optional_id = _converter(
     {"type": "string", "pattern": _ID.pattern, "maxLength": 64, "description": "an identifier such as mem_..."},
     optional=True,
 )
+
+
+def id_list(max_items: int) -> Checked:
+    """A list of identifiers (links to other records): null means none, repeats are dropped
+    (first occurrence kept) and each entry must be an identifier; stored as a tuple."""
+
+    def check(value: Any, field: attrs.Attribute) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, (list, tuple)):
+            raise _fail(field, value, "must be a list of identifiers")
+        if len(value) > max_items:
+            raise _fail(field, len(value), f"at most {max_items} entries")
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not _ID.match(item) or len(item) > 64:
+                raise ValidationError.field(
+                    f"{wire_name(field.name)}[{index}]", item, "must be an identifier such as ctl_..."
+                )
+        return tuple(dict.fromkeys(value))
+
+    return _converter(
+        check,
+        {
+            "type": "array",
+            "maxItems": max_items,
+            "nullable": True,
+            "items": {"type": "string", "pattern": _ID.pattern, "maxLength": 64},
+            "description": "null means none; repeated identifiers are kept once",
+        },
+    )

@@ -31,6 +31,7 @@ from . import (
     organization,
     people,
     policies,
+    risks,
     vendors,
     webhooks,
 )
@@ -53,6 +54,7 @@ ROUTES: tuple[Route, ...] = (
     *findings.ROUTES,
     *finding_templates.ROUTES,
     *policies.ROUTES,
+    *risks.ROUTES,
     *api_keys.ROUTES,
     *audit_log.ROUTES,
     *webhooks.ROUTES,

@@ -143,6 +143,9 @@ class MemoryOrganizations(_Repo):
     def count(self) -> int:
         return len(self.t.data["organizations"])
 
+    def find_slug(self, slug: str) -> Organization | None:
+        return next((o for o in self.t.values("organizations") if o.slug == slug), None)
+
     def list_all(self) -> list[Organization]:
         return sorted(self.t.values("organizations"), key=lambda o: (o.created_at, o.id))
 

@@ -27,6 +27,7 @@ class PostgresOrganizations:
         self._cur = cur
         self._mapper = mapper
         self._get_sql = f"{mapper.select_sql} WHERE id = %s"
+        self._slug_sql = f"{mapper.select_sql} WHERE slug = %s"
         self._all_sql = f"{mapper.select_sql} ORDER BY created_at, id"
 
     def add(self, organization: Organization) -> None:
@@ -37,6 +38,10 @@ class PostgresOrganizations:
 
     def get(self, organization_id: str) -> Organization | None:
         row = self._cur.execute(self._get_sql, (organization_id,)).fetchone()
+        return None if row is None else self._mapper.from_row(row)
+
+    def find_slug(self, slug: str) -> Organization | None:
+        row = self._cur.execute(self._slug_sql, (slug,)).fetchone()
         return None if row is None else self._mapper.from_row(row)
 
     def count(self) -> int:

@@ -27,6 +27,7 @@ class SqliteOrganizations:
         self._conn = conn
         self._mapper = mapper
         self._get_sql = f"{mapper.select_sql} WHERE id = ?"
+        self._slug_sql = f"{mapper.select_sql} WHERE slug = ?"
 
     def add(self, organization: Organization) -> None:
         self._conn.execute(self._mapper.insert_sql, self._mapper.to_row(organization))
@@ -36,6 +37,10 @@ class SqliteOrganizations:
 
     def get(self, organization_id: str) -> Organization | None:
         row = self._conn.execute(self._get_sql, (organization_id,)).fetchone()
+        return None if row is None else self._mapper.from_row(row)
+
+    def find_slug(self, slug: str) -> Organization | None:
+        row = self._conn.execute(self._slug_sql, (slug,)).fetchone()
         return None if row is None else self._mapper.from_row(row)
 
     def count(self) -> int:

@@ -27,6 +27,7 @@ from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFindi
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
+from compliance_core.areas.risks import NewRisk
 from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.events import OUTBOX
@@ -136,6 +137,8 @@ def seed_instance(path: Path) -> Instance:
         grace = platform.actor(boot.organization.id, "employee", person_id=people[1].id)
         platform.policies.acknowledge(grace, policy.id)
         platform.api_keys.create(owner, NewApiKey(name="Grace", role="employee", person_id=people[1].id))
+        for n in range(3):
+            platform.risks.create(owner, NewRisk(title=f"Risk {n}", likelihood="likely", owner_id=people[n].id))
         auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
         revoked = platform.api_keys.create(owner, NewApiKey(name="Old CI", role="admin"))
         for secret in (boot.owner_key.secret, auditor.secret, revoked.secret, other.owner_key.secret):

@@ -29,6 +29,7 @@ from compliance_core.areas.findings import FindingPatch, NewFinding
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
+from compliance_core.areas.risks import NewRisk
 from compliance_core.areas.vendors import VENDORS, NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.errors import Conflict
@@ -249,6 +250,7 @@ def seed(store: Store) -> Seeded:
     platform.finding_templates.create(owner, NewFindingTemplate(category="iso", title="Access control"))
     webhook = platform.webhooks.create(owner, NewWebhook(url="https://93.184.215.14/hook", events=["*"])).webhook
     platform.webhooks.ping(owner, webhook.id)
+    platform.risks.create(owner, NewRisk(title="Laptop theft", likelihood="likely", control_ids=["ctl_1"]))
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)
     clock.advance(days=1)
@@ -278,6 +280,7 @@ def _answers(store: Store, seeded: Seeded) -> dict[str, Any]:
         "findings": platform.findings.list(owner),
         "templates": platform.finding_templates.list(owner),
         "webhooks": platform.webhooks.list(owner),
+        "risks": platform.risks.list(owner),
         "keys": platform.api_keys.list(owner),
         "organizations": [
             platform.organizations.get(platform.actor(o)) for o in (seeded.organization_id, seeded.other_id)

@@ -65,3 +65,14 @@ def test_list_all_gives_every_organization_oldest_first(store: Store) -> None:
         session[ORGANIZATIONS].add(older)
     with store.session(write=False) as session:
         assert session[ORGANIZATIONS].list_all() == [older, newer]
+
+
+def test_slugs_are_found_and_unique(store: Store) -> None:
+    with store.session(write=True) as session:
+        session[ORGANIZATIONS].add(samples.organization("org_a", slug="acme"))
+        session[ORGANIZATIONS].add(samples.organization("org_b", slug=None))
+        session[ORGANIZATIONS].add(samples.organization("org_c", slug=None))  # many have none
+    with store.session(write=False) as session:
+        found = session[ORGANIZATIONS].find_slug("acme")
+        assert found is not None and found.id == "org_a"
+        assert session[ORGANIZATIONS].find_slug("globex") is None

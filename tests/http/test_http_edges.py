@@ -386,6 +386,9 @@ class _FakePlatform:
             raise result
         return result
 
+    def lapse_risk_acceptances(self, now: Any = None) -> int:
+        return 0
+
 
 def test_the_purge_runs_at_once_then_periodically_and_logs_its_count(caplog: pytest.LogCaptureFixture) -> None:
     fake = _FakePlatform([3, RuntimeError("database is locked"), 0])

@@ -84,8 +84,31 @@ def test_roles(api: Api, as_role: Any) -> None:
         caller = as_role(role)
         assert caller.get(ROOT).status_code == 200
         error(caller.post(ROOT, {"title": "x", "severity": "low"}), 403, "forbidden")
-        error(caller.post(f"{ROOT}/{finding['id']}/close"), 403, "forbidden")
+        error(caller.patch(f"{ROOT}/{finding['id']}", {"status": "ready_for_review"}), 403, "forbidden")
+    error(as_role("employee").post(f"{ROOT}/{finding['id']}/close"), 403, "forbidden")
+    error(as_role("contractor").post(f"{ROOT}/{finding['id']}/request-revision", {"note": "x"}), 403, "forbidden")
     assert as_role("admin").post(f"{ROOT}/{finding['id']}/close").status_code == 200
+
+
+def test_auditors_send_findings_back_with_a_note_and_close_them(api: Api, as_role: Any) -> None:
+    auditor = as_role("auditor")
+    finding = create(api, taskId="tsk_1", controlId="ctl_2")
+    path = f"{ROOT}/{finding['id']}"
+    error(auditor.post(path + "/request-revision", {}), 400, "validation_error", "note")
+    error(api.patch(path, {"status": "needs_revision"}), 400, "validation_error", "revisionNote")
+    asked = auditor.post(path + "/request-revision", {"note": "Attach the access review"})
+    assert asked.status_code == 200, asked.text
+    assert (asked.json["status"], asked.json["revisionNote"]) == ("needs_revision", "Attach the access review")
+    fixed = api.patch(path, {"status": "ready_for_review"}).json
+    assert (fixed["status"], fixed["revisionNote"], fixed["taskId"], fixed["controlId"]) == (
+        "ready_for_review",
+        None,
+        "tsk_1",
+        "ctl_2",
+    )
+    assert auditor.post(path + "/close").json["status"] == "closed"
+    error(auditor.post(path + "/request-revision", {"note": "again"}), 409, "conflict", "status")
+    assert {f["id"] for f in api.get(ROOT, query="taskId=tsk_1").json["data"]} == {finding["id"]}
 
 
 def test_other_organizations_finding_is_404(api: Api, other: Api) -> None:
@@ -96,3 +119,18 @@ def test_other_organizations_finding_is_404(api: Api, other: Api) -> None:
         api.post(f"{ROOT}/{theirs['id']}/close"),
     ):
         assert error(result, 404, "not_found") == {"resource": "finding", "id": theirs["id"]}
+
+
+def test_history_over_http(api: Api, as_role: Any, other: Api) -> None:
+    finding = create(api)
+    path = f"{ROOT}/{finding['id']}"
+    api.patch(path, {"severity": "critical"})
+    api.post(path + "/close")
+    result = as_role("auditor").get(path + "/history", query="perPage=2")
+    assert result.status_code == 200, result.text
+    body = result.json
+    assert body["count"] == 4 and body["meta"]["totalPages"] == 2
+    assert [e["action"] for e in body["data"]] == ["finding.updated", "finding.severity_changed"]
+    assert body["data"][0]["changes"]["status"] == {"old": "open", "new": "closed"}
+    error(as_role("employee").get(path + "/history"), 403, "forbidden")
+    error(other.get(path + "/history"), 404, "not_found")

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance_core import FrozenClock, Platform, Role, SequentialIds
+from compliance_core.areas import AREAS
 from compliance_core.kernel.permissions import can
 from compliance_http.app import create_app
 from compliance_http.openapi import openapi_document
@@ -99,7 +100,7 @@ class World:
         made: dict[str, str] = {}
         for index, name in enumerate(names):
             if index == 0:
-                made[name] = self.record(endpoint.operation.area)
+                made[name] = self.record(self.owner_of(endpoint, name))
                 continue
             maker = _maker(names[: index + 1])
             result = self.owner.post(maker.path.format(**made), self.body(maker))
@@ -110,6 +111,23 @@ class World:
             result = self.call(self.owner, before, made)
             assert result.status_code == before.status, (step, result.text)
         return made
+
+    def owner_of(self, endpoint: Endpoint, name: str) -> str:
+        """The area whose record an id names: the operation's own when it creates records, else
+        the area keeping the table of that kind (``person_id``: a person, in the people area),
+        else the operation's own (a log, whose records ``record`` finds in its list)."""
+        area = endpoint.operation.area
+        if area in self.creates:
+            return area
+        return next(
+            (
+                owner.name
+                for owner in AREAS
+                for records in owner.records
+                if owner.name in self.creates and f"{records.kind.replace(' ', '_')}_id" == name
+            ),
+            area,
+        )
 
 
 def _maker(ids: tuple[str, ...]) -> Endpoint:

@@ -17,9 +17,18 @@ def test_organization_shape(api: Api, boot: Bootstrap) -> None:
         "id": boot.organization.id,
         "name": "Acme",
         "plan": "professional",
-        "rateLimit": {"requestsPerMinute": 300, "burst": 600},
+        "slug": None,
+        "website": None,
+        "logo": None,
+        "primaryColor": None,
+        "evidenceApprovalEnabled": False,
+        "deviceAgentStepEnabled": True,
+        "securityTrainingStepEnabled": True,
+        "advancedModeEnabled": False,
+        "ownerPersonId": None,
         "createdAt": "2026-01-01T00:00:00Z",
         "updatedAt": "2026-01-01T00:00:00Z",
+        "rateLimit": {"requestsPerMinute": 300, "burst": 600},
     }
 
 

@@ -41,7 +41,7 @@ def test_the_role_table_is_the_one_before_actions_moved_into_the_areas() -> None
     assert {role: names & known for role, names in TABLE.items()} == {
         Role.OWNER: READS | WRITES | KEYS | {"organization:update"},
         Role.ADMIN: READS | WRITES | KEYS,
-        Role.AUDITOR: READS,
+        Role.AUDITOR: READS | {"finding:close"},  # issue 10: auditors close findings (the reference's rule)
         Role.EMPLOYEE: READS,
         Role.CONTRACTOR: frozenset({"vendor:read", "finding:read"}),
     }
@@ -64,8 +64,13 @@ def test_authorize_denies_exactly_what_the_table_denies(role: Role, action: Acti
         assert caught.value.details == {"action": action.name, "role": role.value}
 
 
-def test_auditor_is_read_only() -> None:
-    assert all(action.endswith(":read") for action in TABLE[Role.AUDITOR])
+AUDIT_VERDICTS = frozenset({"finding:close", "finding:request_revision"})
+"""The one thing an auditor writes (issue 10, the reference's rule): the verdict on a finding."""
+
+
+def test_auditor_is_read_only_but_for_the_verdict_on_findings() -> None:
+    assert all(action.endswith(":read") for action in TABLE[Role.AUDITOR] - AUDIT_VERDICTS)
+    assert TABLE[Role.AUDITOR] >= AUDIT_VERDICTS
 
 
 def test_only_owner_and_admin_manage_keys() -> None:
@@ -138,6 +143,6 @@ SELF_SERVICE = {"policy:acknowledge"}
 def test_write_actions_are_denied_to_staff_roles() -> None:
     writes = {action.name for action in ACTIONS if not action.name.endswith(":read")}
     assert writes >= WRITES
-    assert not (TABLE[Role.AUDITOR] & writes)
+    assert TABLE[Role.AUDITOR] & writes <= AUDIT_VERDICTS
     for role in (Role.EMPLOYEE, Role.CONTRACTOR):
         assert TABLE[role] & writes == SELF_SERVICE

@@ -24,7 +24,15 @@ from psycopg import sql
 
 from .. import locks
 from ..codec import scalar
-from . import m0001_kernel, m0002_areas, m0003_list_indexes, m0004_audit_log, m0005_webhooks, m0006_policies
+from . import (
+    m0001_kernel,
+    m0002_areas,
+    m0003_list_indexes,
+    m0004_audit_log,
+    m0005_webhooks,
+    m0006_policies,
+    m0007_compliance_program,
+)
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
 
@@ -37,6 +45,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0004_audit_log", m0004_audit_log.apply),
     ("0005_webhooks", m0005_webhooks.apply),
     ("0006_policies", m0006_policies.apply),
+    ("0007_compliance_program", m0007_compliance_program.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

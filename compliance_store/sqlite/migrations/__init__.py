@@ -24,6 +24,7 @@ from . import (
     m0007_audit_log,
     m0008_webhooks,
     m0009_policies,
+    m0010_compliance_program,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -41,6 +42,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0007_audit_log", m0007_audit_log.apply),
     ("0008_webhooks", m0008_webhooks.apply),
     ("0009_policies", m0009_policies.apply),
+    ("0010_compliance_program", m0010_compliance_program.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
