@@ -11,7 +11,7 @@ from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import MANAGERS, READERS, Action, Actor, authorize
-from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.records import Filter, Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import Patch, Unset, blank_text, integer, optional_text, patch_field, text
@@ -67,11 +67,8 @@ class FindingTemplatePatch(Patch):
 
 
 @attrs.frozen(kw_only=True)
-class FindingTemplateFilter:
+class FindingTemplateFilter(Filter):
     category: str | None = attrs.field(default=None, converter=optional_text(100))
-
-    def matches(self, template: FindingTemplate) -> bool:
-        return self.category is None or template.category == self.category
 
 
 FINDING_TEMPLATES: Records[FindingTemplate, FindingTemplateFilter] = Records(

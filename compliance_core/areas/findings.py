@@ -22,7 +22,7 @@ from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor, authorize
-from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.records import Filter, Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
@@ -156,19 +156,13 @@ class RevisionRequest:
 
 
 @attrs.frozen(kw_only=True)
-class FindingFilter:
+class FindingFilter(Filter):
     status: FindingStatus | None = attrs.field(default=None, converter=optional_choice(FindingStatus))
     severity: Severity | None = attrs.field(default=None, converter=optional_choice(Severity))
     type: FindingType | None = attrs.field(default=None, converter=optional_choice(FindingType))
     source: FindingSource | None = attrs.field(default=None, converter=optional_choice(FindingSource))
     task_id: str | None = attrs.field(default=None, converter=optional_id)
     control_id: str | None = attrs.field(default=None, converter=optional_id)
-
-    def matches(self, finding: Finding) -> bool:
-        return all(
-            expected is None or getattr(finding, name) == expected
-            for name, expected in attrs.asdict(self, recurse=False).items()
-        )
 
 
 FINDINGS: Records[Finding, FindingFilter] = Records(

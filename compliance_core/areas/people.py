@@ -14,7 +14,7 @@ from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, authorize, ensure_can_grant
-from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.records import Filter, Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import (
@@ -102,16 +102,10 @@ class PersonPatch(Patch):
 
 
 @attrs.frozen(kw_only=True)
-class PersonFilter:
+class PersonFilter(Filter):
     role: Role | None = attrs.field(default=None, converter=optional_choice(Role))
     department: Department | None = attrs.field(default=None, converter=optional_choice(Department))
     is_active: bool | None = None
-
-    def matches(self, person: Person) -> bool:
-        return all(
-            expected is None or getattr(person, name) == expected
-            for name, expected in attrs.asdict(self, recurse=False).items()
-        )
 
 
 PEOPLE: Records[Person, PersonFilter] = Records(

@@ -26,7 +26,7 @@ from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import MAX_PER_PAGE, Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
-from ..kernel.records import Records, fetch, list_page
+from ..kernel.records import Filter, Records, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.scales import Impact, Likelihood, RiskLevel, level, score
 from ..kernel.uow import Tx, UnitOfWork
@@ -216,7 +216,7 @@ class RiskAcceptance:
 
 
 @attrs.frozen(kw_only=True)
-class RiskFilter:
+class RiskFilter(Filter):
     """List filters, combined with AND; None means any. ``archived`` defaults to the live
     register; pass True for the archive."""
 
@@ -228,13 +228,6 @@ class RiskFilter:
     inherent_level: RiskLevel | None = attrs.field(default=None, converter=optional_choice(RiskLevel))
     residual_level: RiskLevel | None = attrs.field(default=None, converter=optional_choice(RiskLevel))
     archived: bool = False
-
-    def matches(self, risk: Risk) -> bool:
-        """The reference semantics every store must reproduce (used by the memory store)."""
-        return all(
-            expected is None or getattr(risk, name) == expected
-            for name, expected in attrs.asdict(self, recurse=False).items()
-        )
 
 
 RISKS: Records[Risk, RiskFilter] = Records(

@@ -15,7 +15,7 @@ from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
-from ..kernel.records import Records, changed, fetch, list_page
+from ..kernel.records import Filter, Records, changed, fetch, list_page
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.scales import Impact, Likelihood
 from ..kernel.uow import UnitOfWork
@@ -300,7 +300,7 @@ class VendorPatch(Patch):
 
 
 @attrs.frozen(kw_only=True)
-class VendorFilter:
+class VendorFilter(Filter):
     """List filters, combined with AND; None means "any". ``archived`` defaults to the live
     register; pass True for the archive."""
 
@@ -314,13 +314,6 @@ class VendorFilter:
     status: VendorStatus | None = attrs.field(default=None, converter=optional_choice(VendorStatus))
     assignee_id: str | None = attrs.field(default=None, converter=optional_id)
     archived: bool = False
-
-    def matches(self, vendor: Vendor) -> bool:
-        """The reference semantics every store must reproduce (used by the memory store)."""
-        return all(
-            expected is None or getattr(vendor, name) == expected
-            for name, expected in attrs.asdict(self, recurse=False).items()
-        )
 
 
 VENDORS: Records[Vendor, VendorFilter] = Records(

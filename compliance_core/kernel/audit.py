@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from .permissions import Actor, Role
-from .records import Records
+from .records import Filter, Records
 from .validation import optional_text
 
 __all__ = ["ActorType", "AuditEntry", "AuditFilter", "AUDIT_LOG", "actor_fields", "changes_of", "entry_for"]
@@ -61,19 +61,11 @@ class AuditEntry:
 
 
 @attrs.frozen(kw_only=True)
-class AuditFilter:
+class AuditFilter(Filter):
     entity_type: str | None = attrs.field(default=None, converter=optional_text(100))
     entity_id: str | None = attrs.field(default=None, converter=optional_text(100))
     action: str | None = attrs.field(default=None, converter=optional_text(100))
     actor_id: str | None = attrs.field(default=None, converter=optional_text(100))
-
-    def matches(self, entry: AuditEntry) -> bool:
-        return (
-            (self.entity_type is None or entry.entity_type == self.entity_type)
-            and (self.entity_id is None or entry.entity_id == self.entity_id)
-            and (self.action is None or entry.action == self.action)
-            and (self.actor_id is None or entry.actor_id == self.actor_id)
-        )
 
 
 AUDIT_LOG: Records[AuditEntry, AuditFilter] = Records(

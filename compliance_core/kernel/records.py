@@ -26,6 +26,21 @@ F = TypeVar("F")
 F_contra = TypeVar("F_contra", contravariant=True)
 
 
+class Filter:
+    """The base of a list filter model: each field is a column matched for equality, None meaning
+    any, and the fields combine with AND. That is how every store filters in SQL; ``matches`` is
+    the same rule on one record, for the memory store and the property tests that hold every
+    store to it."""
+
+    __slots__ = ()
+
+    def matches(self, record: Any) -> bool:
+        return all(
+            expected is None or getattr(record, name) == expected
+            for name, expected in attrs.asdict(self, recurse=False).items()  # type: ignore[arg-type]
+        )
+
+
 class RecordRepository(Protocol[M, F_contra]):
     """What every store offers for each declared ``Records`` table."""
 
@@ -71,7 +86,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     :param name: the table (and repository) name, plural snake case (``finding_templates``)
     :param model: the stored attrs model; it has ``id``, ``organization_id`` and ``created_at``
     :param filters: the list filter model; each field is a column matched for equality (None
-        meaning any), and it has ``matches(record)`` giving the reference semantics
+        meaning any), a ``Filter`` whose ``matches(record)`` gives the reference semantics
     :param kind: how a message names one record (``finding template``)
     :param prefix: the id prefix (``ftp``)
     :param partition: a boolean field counted separately (``archived``: the register and the

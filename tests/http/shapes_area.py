@@ -32,7 +32,7 @@ from compliance_core.kernel.events import Event
 from compliance_core.kernel.idempotency import run_idempotent
 from compliance_core.kernel.pagination import Page, PageCache, PageRequest
 from compliance_core.kernel.permissions import MANAGERS, OWNERS, READERS, Action, Actor, authorize
-from compliance_core.kernel.records import Records, changed, fetch, list_page
+from compliance_core.kernel.records import Filter, Records, changed, fetch, list_page
 from compliance_core.kernel.registry import Accepted, Area, Download, Operation, Session
 from compliance_core.kernel.uow import UnitOfWork
 from compliance_core.kernel.validation import Patch, Unset, blank_text, patch_field, text
@@ -77,11 +77,8 @@ class NotebookPatch(Patch):
 
 
 @attrs.frozen(kw_only=True)
-class NotebookFilter:
+class NotebookFilter(Filter):
     published: bool | None = None
-
-    def matches(self, notebook: Notebook) -> bool:
-        return self.published is None or notebook.published == self.published
 
 
 @attrs.frozen(kw_only=True)
@@ -109,14 +106,11 @@ class NewNotePage:
 
 
 @attrs.frozen(kw_only=True)
-class NotePageFilter:
+class NotePageFilter(Filter):
     """The store's filter of the pages table; the service sets it from the path, so the list
     operation takes no filter parameters."""
 
     notebook_id: str | None = None
-
-    def matches(self, page: NotePage) -> bool:
-        return self.notebook_id is None or page.notebook_id == self.notebook_id
 
 
 class JobStatus(enum.StrEnum):
@@ -137,11 +131,8 @@ class NotebookJob:
 
 
 @attrs.frozen(kw_only=True)
-class NotebookJobFilter:
+class NotebookJobFilter(Filter):
     notebook_id: str | None = None
-
-    def matches(self, job: NotebookJob) -> bool:
-        return self.notebook_id is None or job.notebook_id == self.notebook_id
 
 
 # -- tables, actions, events ---------------------------------------------------------------------

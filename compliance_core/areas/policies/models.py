@@ -19,7 +19,7 @@ import attrs
 from ...kernel.errors import ValidationError
 from ...kernel.events import Event
 from ...kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Role
-from ...kernel.records import Records
+from ...kernel.records import Filter, Records
 from ...kernel.validation import (
     UNSET,
     Checked,
@@ -276,7 +276,7 @@ class PolicyPatch(Patch):
 
 
 @attrs.frozen(kw_only=True)
-class PolicyFilter:
+class PolicyFilter(Filter):
     """List filters, combined with AND; ``archived`` defaults to the live policies."""
 
     status: PolicyStatus | None = attrs.field(default=None, converter=optional_choice(PolicyStatus))
@@ -284,34 +284,19 @@ class PolicyFilter:
     assignee_id: str | None = attrs.field(default=None, converter=optional_id)
     archived: bool = False
 
-    def matches(self, policy: Policy) -> bool:
-        return all(
-            expected is None or getattr(policy, name) == expected
-            for name, expected in attrs.asdict(self, recurse=False).items()
-        )
-
 
 @attrs.frozen(kw_only=True)
-class PolicyVersionFilter:
+class PolicyVersionFilter(Filter):
     """The store's filter of versions; the service sets it from the path."""
 
     policy_id: str | None = None
 
-    def matches(self, version: PolicyVersion) -> bool:
-        return self.policy_id is None or version.policy_id == self.policy_id
-
 
 @attrs.frozen(kw_only=True)
-class AcknowledgementFilter:
+class AcknowledgementFilter(Filter):
     policy_id: str | None = attrs.field(default=None, converter=optional_id)
     version_id: str | None = attrs.field(default=None, converter=optional_id)
     person_id: str | None = attrs.field(default=None, converter=optional_id)
-
-    def matches(self, acknowledgement: Acknowledgement) -> bool:
-        return all(
-            expected is None or getattr(acknowledgement, name) == expected
-            for name, expected in attrs.asdict(self, recurse=False).items()
-        )
 
 
 @attrs.frozen(kw_only=True)

@@ -20,7 +20,7 @@ import attrs
 from ...kernel.errors import ValidationError
 from ...kernel.events import Event
 from ...kernel.permissions import MANAGERS, Action
-from ...kernel.records import RecordRepository, Records
+from ...kernel.records import Filter, RecordRepository, Records
 from ...kernel.registry import Repo
 from ...kernel.rendering import WireView
 from ...kernel.validation import (
@@ -167,11 +167,8 @@ class WebhookPatch(Patch):
 
 
 @attrs.frozen(kw_only=True)
-class WebhookFilter:
+class WebhookFilter(Filter):
     active: bool | None = None
-
-    def matches(self, webhook: Webhook) -> bool:
-        return self.active is None or webhook.active == self.active
 
 
 class DeliveryState(enum.StrEnum):
@@ -236,14 +233,9 @@ optional_state = register_schema(
 
 
 @attrs.frozen(kw_only=True)
-class DeliveryFilter:
+class DeliveryFilter(Filter):
     webhook_id: str | None = attrs.field(default=None, converter=optional_id)
     state: DeliveryState | None = attrs.field(default=None, converter=optional_state)
-
-    def matches(self, delivery: WebhookDelivery) -> bool:
-        return (self.webhook_id is None or delivery.webhook_id == self.webhook_id) and (
-            self.state is None or delivery.state == self.state
-        )
 
 
 @attrs.frozen(kw_only=True)
