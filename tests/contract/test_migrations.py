@@ -5,26 +5,23 @@ file lacking anything a registered table needs."""
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import pathlib
 import sqlite3
 from typing import Any
 
-import attrs
 import pytest
 from sqlite_utils import Database
 
 from compliance_core import PageRequest
-from compliance_core.areas import AREAS
 from compliance_core.areas.vendors import VENDORS, Vendor, VendorFilter
 from compliance_core.kernel.records import Records
-from compliance_core.kernel.registry import Area
 from compliance_store.sqlite import SqliteStore
 from compliance_store.sqlite.codec import Mapper, make_converter
 from compliance_store.sqlite.migrations import MIGRATIONS, migrations
 from compliance_store.sqlite.migrations.helpers import create_records_table, create_records_table_v2
 
 from . import samples
+from .gadgets import WITH_GADGETS, check_served
 
 NAMES = [name for name, _ in MIGRATIONS]
 MIGRATIONS_DIR = pathlib.Path(migrations.__code__.co_filename).parent
@@ -185,29 +182,6 @@ def test_a_filter_index_without_the_other_filters_is_refused(migrated: pathlib.P
 # A new area: its declaration, its migration through the helper, and the check between them
 
 
-@attrs.frozen(kw_only=True)
-class Gadget:
-    id: str
-    organization_id: str
-    kind: str
-    order: int = 0
-    archived: bool = False
-    created_at: dt.datetime
-
-
-@attrs.frozen(kw_only=True)
-class GadgetFilter:
-    kind: str | None = None
-    order: int | None = None
-    archived: bool = False
-
-
-GADGETS: Records[Gadget, GadgetFilter] = Records(
-    "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived"
-)
-WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(GADGETS,)))
-
-
 def _gadgets_migration(db: Database) -> None:
     create_records_table_v2(
         db,
@@ -238,35 +212,7 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(migrated: path
     db.close()
     store = _open(migrated, areas=WITH_GADGETS)
 
-    def gadget(id: str, **changes: Any) -> Gadget:
-        return Gadget(id=id, organization_id="org_a", kind="lamp", order=len(id), created_at=samples.T0, **changes)
-
-    def state() -> tuple[int, int, int, int]:
-        with store.session(write=False) as session:
-            gadgets = session[GADGETS]
-            return (
-                gadgets.list("org_a", GadgetFilter(), PageRequest())[1],
-                gadgets.list("org_a", GadgetFilter(archived=True), PageRequest())[1],
-                gadgets.list("org_a", GadgetFilter(kind="lamp"), PageRequest())[1],
-                gadgets.revision("org_a"),
-            )
-
-    try:
-        with store.session(write=True) as session:
-            for id in ("gdg_1", "gdg_22", "gdg_333"):
-                session[GADGETS].add(gadget(id))
-        assert state() == (3, 0, 3, 3)
-        with store.session(write=True) as session:
-            session[GADGETS].update(gadget("gdg_22", archived=True))
-        assert state() == (2, 1, 2, 4)
-        with store.session(write=True) as session:
-            assert session[GADGETS].delete("org_a", "gdg_22") is True
-            assert session[GADGETS].delete("org_a", "gdg_22") is False
-        assert state() == (2, 0, 2, 5)
-        with store.session(write=False) as session:
-            assert session[GADGETS].get("org_a", "gdg_333") == gadget("gdg_333")
-    finally:
-        store.close()
+    check_served(store)
 
 
 def test_a_table_made_by_the_first_helper_lacks_the_covering_filter_indexes(migrated: pathlib.Path) -> None:

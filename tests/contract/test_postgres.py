@@ -28,15 +28,13 @@ import pytest
 from psycopg import sql
 
 from compliance_core import Conflict, FrozenClock, InternalError, PageRequest, Platform, RateLimited, ValidationError
-from compliance_core.areas import AREAS
 from compliance_core.areas.api_keys import API_KEYS
 from compliance_core.areas.organizations import ORGANIZATIONS
 from compliance_core.areas.people import EMAILS, PEOPLE
 from compliance_core.areas.vendors import VENDORS, NewVendor, VendorFilter
 from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.ratelimit import RATE_LIMITS, Bucket
-from compliance_core.kernel.records import Records
-from compliance_core.kernel.registry import Area, Repo
+from compliance_core.kernel.registry import Repo
 from compliance_core.kernel.uow import Store
 from compliance_core.platform import open_store
 from compliance_store.postgres import PostgresStore, mask_url, parse_url
@@ -44,6 +42,7 @@ from compliance_store.postgres.migrations import MIGRATIONS, applied, migrate
 from compliance_store.postgres.migrations.helpers import create_records_table, create_records_table_v2
 
 from . import samples
+from .gadgets import WITH_GADGETS, check_served
 
 NAMES = [name for name, _ in MIGRATIONS]
 MIGRATIONS_DIR = pathlib.Path(migrate.__code__.co_filename).parent
@@ -785,29 +784,6 @@ def test_a_filter_index_without_the_other_filters_is_refused(fresh: str, migrate
 # A new area: its declaration, its migration through the helper, and the check between them
 
 
-@attrs.frozen(kw_only=True)
-class Gadget:
-    id: str
-    organization_id: str
-    kind: str
-    order: int = 0
-    archived: bool = False
-    created_at: dt.datetime
-
-
-@attrs.frozen(kw_only=True)
-class GadgetFilter:
-    kind: str | None = None
-    order: int | None = None
-    archived: bool = False
-
-
-GADGETS: Records[Gadget, GadgetFilter] = Records(
-    "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived"
-)
-WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(GADGETS,)))
-
-
 def _gadgets_migration(cur: psycopg.Cursor[Any]) -> None:
     create_records_table_v2(
         cur,
@@ -840,35 +816,7 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(
             _gadgets_migration(conn.cursor())
     store = PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS)
 
-    def gadget(id: str, **changes: Any) -> Gadget:
-        return Gadget(id=id, organization_id="org_a", kind="lamp", order=len(id), created_at=samples.T0, **changes)
-
-    def state() -> tuple[int, int, int, int]:
-        with store.session(write=False) as session:
-            gadgets = session[GADGETS]
-            return (
-                gadgets.list("org_a", GadgetFilter(), PageRequest())[1],
-                gadgets.list("org_a", GadgetFilter(archived=True), PageRequest())[1],
-                gadgets.list("org_a", GadgetFilter(kind="lamp"), PageRequest())[1],
-                gadgets.revision("org_a"),
-            )
-
-    try:
-        with store.session(write=True) as session:
-            for id in ("gdg_1", "gdg_22", "gdg_333"):
-                session[GADGETS].add(gadget(id))
-        assert state() == (3, 0, 3, 3)
-        with store.session(write=True) as session:
-            session[GADGETS].update(gadget("gdg_22", archived=True))
-        assert state() == (2, 1, 2, 4)
-        with store.session(write=True) as session:
-            assert session[GADGETS].delete("org_a", "gdg_22") is True
-            assert session[GADGETS].delete("org_a", "gdg_22") is False
-        assert state() == (2, 0, 2, 5)
-        with store.session(write=False) as session:
-            assert session[GADGETS].get("org_a", "gdg_333") == gadget("gdg_333")
-    finally:
-        store.close()
+    check_served(store)
 
 
 def test_the_helper_refuses_a_table_the_store_could_not_read(postgres_server: str) -> None:
