@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from ...kernel.errors import Conflict, NotFound, ValidationError
+from ...kernel.events import Event, event_body
 from ...kernel.idempotency import run_idempotent
 from ...kernel.pagination import Page, PageCache, PageRequest
 from ...kernel.permissions import Actor, authorize
@@ -42,8 +43,16 @@ from .signing import new_secret
 
 __all__ = ["WebhookService", "PING"]
 
-PING = "webhook.ping"
-"""The type of the event ``ping`` sends: to the one endpoint asked, whatever it subscribes to."""
+
+class WebhookPing(Event):
+    """What ``ping`` sends, to the one endpoint asked whatever it subscribes to (its data: the
+    endpoint). Never recorded, so it is no type an endpoint subscribes to; only its body is made,
+    the same way the unit of work makes every event's."""
+
+    type = "webhook.ping"
+
+
+PING = WebhookPing.type
 
 
 @attrs.define
@@ -143,13 +152,8 @@ class WebhookService:
         with self.uow.write(actor) as tx:
             webhook = self._active(tx, actor.organization_id, webhook_id)
             event_id = self.uow.ids.new("evt")
-            body = {
-                "id": event_id,
-                "type": PING,
-                "createdAt": self.uow.renderer.json(now),
-                "organizationId": actor.organization_id,
-                "data": self.uow.renderer.json(webhook),
-            }
+            ping = WebhookPing(organization_id=actor.organization_id, subject=webhook)
+            body = event_body(event_id, ping, now, self.uow.renderer.json)
             delivery = self._queue(tx, webhook, event_id, PING, event_body_text(body))
             tx.record(WebhookDeliveryRequested(organization_id=actor.organization_id, subject=delivery))
         return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
