@@ -6,7 +6,9 @@ and names its counter's partition column). A filter object's non-None fields bec
 reused word for word, so sqlite3's statement cache and psycopg's prepared statements keep each one
 prepared. An unfiltered page (of a partitioned table such as vendors: filtered by the
 partition alone) takes its total from the trigger-maintained ``list_counts`` row instead of
-counting an index range.
+counting an index range, and a page filtered on one or two columns from the trigger-maintained
+``list_facets`` row of those values (the counts of migration SQLite 0011 / PostgreSQL 0008), so
+a total is counted only for three filters or more.
 
 A caller that already knows the total (``compliance_core.kernel.pagination.TotalCache``: the
 total of this filter set, counted at the revision read in this same read transaction) passes it,
@@ -53,6 +55,9 @@ class PagedQuery(Generic[M]):
         field
     :param newest_first: pages run in (created_at, id) descending order (logs); seeks and anchor
         hops then compare with ``<=``, over the same indexes read backwards
+    :param faceted: whether ``list_facets`` keeps this table's totals per value of each filter
+        column and per pair of values (``helpers.count_facets`` in each store's migrations), with
+        the pair's columns in the filter model's order
     """
 
     COUNTER_COLUMN: ClassVar[str]
@@ -66,6 +71,7 @@ class PagedQuery(Generic[M]):
         counted: bool = False,
         partition: str | None = None,
         newest_first: bool = False,
+        faceted: bool = False,
     ) -> None:
         self.mapper = mapper
         self._order = "created_at DESC, id DESC" if newest_first else "created_at, id"
@@ -76,12 +82,19 @@ class PagedQuery(Generic[M]):
             f" AND {self.COUNTER_COLUMN} = {m}"
         )
         self._revision_sql = f"SELECT revision FROM list_revisions WHERE table_name = {m} AND organization_id = {m}"
+        self._facet_sql = (
+            f"SELECT total FROM list_facets WHERE table_name = {m} AND organization_id = {m}"
+            f" AND {self.COUNTER_COLUMN} = {m} AND columns = {m} AND value1 = CAST({m} AS TEXT)"
+            f" AND value2 = CAST({m} AS TEXT)"
+        )
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
         self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str, str]] = {}
         created_at = mapper.codecs["created_at"][0] if "created_at" in mapper.codecs else None
         self._encode_created_at = created_at or (lambda value: value)
         self._counted_when: tuple[str, ...] | None = None
+        self._partition = partition
+        self._faceted = faceted and (partition is None or partition in names)
         if counted and partition is None:
             self._counted_when = ()
         elif counted and partition is not None and partition in names:
@@ -143,7 +156,9 @@ class PagedQuery(Generic[M]):
             row = found.fetchone()
             total = 0 if row is None else int(row[0])
         elif total is None:
-            total = int(db.execute(count_sql, params).fetchone()[0])
+            total = self._facet_total(db, key, params)
+            if total is None:
+                total = int(db.execute(count_sql, params).fetchone()[0])
         if page.walk:
             if page.after is not None:
                 after = page.after
@@ -164,6 +179,24 @@ class PagedQuery(Generic[M]):
         params.append(page.per_page)
         params.append(offset)
         return self.mapper.page(db.execute(page_sql, params)), total
+
+    def _facet_total(self, db: Any, active: tuple[str, ...], params: list[Any]) -> int | None:
+        """The ``list_facets`` total of a filter set of one or two columns (beside the
+        partition); None for any other."""
+        if not self._faceted:
+            return None
+        values = dict(zip(active, params[1:], strict=True))
+        part = False
+        if self._partition is not None:
+            if self._partition not in values:  # both partitions: no single row holds the total
+                return None
+            part = bool(values.pop(self._partition))
+        if not 1 <= len(values) <= 2:
+            return None
+        columns, encoded = ",".join(values), list(values.values())
+        second = encoded[1] if len(encoded) == 2 else ""
+        row = db.execute(self._facet_sql, (self.mapper.table, params[0], part, columns, encoded[0], second)).fetchone()
+        return 0 if row is None else int(row[0])
 
     @staticmethod
     def _collect(db: Any, first_sql: str, hop_sql: str, params: list[Any], anchors: Anchors, wanted: int) -> None:

@@ -39,7 +39,12 @@ class ScopedRecords(Generic[M]):
         assert records is not None, f"{table.name} is not a declared Records table"
         mapper = cls.MAPPER(table.model, table.table, converter, table.key)
         return cls.PAGES(
-            mapper, records.filters, counted=True, partition=records.partition, newest_first=records.newest_first
+            mapper,
+            records.filters,
+            counted=True,
+            partition=records.partition,
+            newest_first=records.newest_first,
+            faceted=True,
         )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:

@@ -22,7 +22,16 @@ from compliance_core.kernel.ratelimit import RATE_LIMITS, Bucket
 from compliance_core.kernel.records import Records
 from compliance_core.kernel.registry import Area
 
-__all__ = ["Table", "SCOPED_KEY", "kernel_tables", "derive", "expected_indexes"]
+__all__ = [
+    "Table",
+    "SCOPED_KEY",
+    "kernel_tables",
+    "derive",
+    "expected_indexes",
+    "filter_columns",
+    "facet_names",
+    "missing_facets",
+]
 
 SCOPED_KEY = ("organization_id", "id")
 """The key of organization-scoped tables, as the memory store keys them."""
@@ -104,9 +113,34 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
         return {}
     scope = ("organization_id", declared.partition) if declared.partition else ("organization_id",)
     indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
-    if declared.filters is not None:
-        filters = [field.name for field in attrs.fields(declared.filters) if field.name != declared.partition]
+    filters = filter_columns(table)
+    if filters:
         for column in filters:
             others = (other for other in filters if other != column)
             indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
     return indexes
+
+
+def filter_columns(table: Table) -> tuple[str, ...]:
+    """A ``Records`` table's filter columns but the partition, in the filter model's field order:
+    what its filter indexes cover and its ``list_facets`` counts are kept for."""
+    declared = table.records
+    if declared is None or declared.filters is None:
+        return ()
+    return tuple(field.name for field in attrs.fields(declared.filters) if field.name != declared.partition)
+
+
+def facet_names(table: Table) -> tuple[str, ...]:
+    """The column sets whose totals ``list_facets`` keeps for a ``Records`` table, as its
+    triggers name them: each filter column and each pair in the filter model's order (``"a"``,
+    ``"a,b"``; each store's ``migrations.helpers.count_facets`` makes them)."""
+    filters = filter_columns(table)
+    pairs = [f"{first},{second}" for index, first in enumerate(filters) for second in filters[index + 1 :]]
+    return (*filters, *pairs)
+
+
+def missing_facets(table: Table, trigger_text: str) -> list[str]:
+    """The facets of ``table`` that its facet trigger (SQLite) or function (PostgreSQL), whose
+    text is given, does not count: a filter column added without ``recount_facets``, whose
+    totals would otherwise read 0."""
+    return [name for name in facet_names(table) if f"'{name}'" not in trigger_text]

@@ -317,8 +317,10 @@ class TotalCache:
     this relies on lists running in read transactions: a read joined to an uncommitted write
     could see a revision that a rollback later hands to different records.)
 
-    Unfiltered lists need no entry to be cheap (the stores read their totals from maintained
-    counters) but go through here too, which saves that single-row read as well.
+    Unfiltered lists, and lists filtered on one or two columns, need no entry to be cheap (the SQL
+    stores read their totals from trigger-kept counters, valid after any write and in every
+    process) but go through here too, which saves that single-row read as well; what this cache
+    spares is the count of three filters or more, and the memory store's scan.
 
     Beside each total it keeps the filter set's ``Anchors`` keys at the same revision (collected by
     the store as deep as pages were asked for), handed to the store with the total,

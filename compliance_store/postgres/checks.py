@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import psycopg
 
-from ..registry import expected_indexes
+from ..registry import expected_indexes, filter_columns, missing_facets
 from .tables import SUPPORT_TABLES, Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -38,15 +38,19 @@ FROM pg_trigger g
 JOIN pg_class c ON c.oid = g.tgrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND NOT g.tgisinternal"""
+_FUNCTIONS = """SELECT p.proname, p.prosrc
+FROM pg_proc p
+JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname = current_schema()"""
 
 
 def expected_triggers(table: Table) -> tuple[str, ...]:
-    """A ``Records`` table's ``list_counts`` and ``list_revisions`` triggers."""
+    """A ``Records`` table's ``list_counts``, ``list_revisions`` and (when it has filters)
+    ``list_facets`` triggers."""
     if table.records is None:
         return ()
-    return tuple(
-        f"{table.table}_{kind}_{event}" for kind in ("count", "revision") for event in ("insert", "delete", "update")
-    )
+    kinds = ("count", "revision", "facet") if filter_columns(table) else ("count", "revision")
+    return tuple(f"{table.table}_{kind}_{event}" for kind in kinds for event in ("insert", "delete", "update"))
 
 
 def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> list[str]:
@@ -58,6 +62,7 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
         columns.setdefault(table_name, set()).add(column)
     indexes = {name: (owner, tuple(found)) for name, owner, found in cur.execute(_INDEXES).fetchall()}
     triggers = {name: (owner, enabled) for name, owner, enabled in cur.execute(_TRIGGERS).fetchall()}
+    functions = dict(cur.execute(_FUNCTIONS).fetchall())
     required: list[tuple[str, tuple[str, ...], Table | None]] = [
         (table.table, tuple(f.name for f in attrs.fields(table.model)), table) for table in tables
     ]
@@ -84,4 +89,8 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
                 problems.append(f"trigger {trigger} on {name} does not exist")
             elif enabled == "D":
                 problems.append(f"trigger {trigger} on {name} is disabled")
+        function = f"{name}_list_facets"
+        missing = missing_facets(table, functions[function]) if function in functions else []
+        if missing:
+            problems.append(f"function {function} does not count {missing} (recount_facets)")
     return problems

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from ..registry import expected_indexes
+from ..registry import expected_indexes, filter_columns, missing_facets
 from .tables import Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -22,20 +22,23 @@ _INDEX_COLUMNS = "SELECT name FROM pragma_index_info(?) ORDER BY seqno"
 
 
 def expected_triggers(table: Table) -> tuple[str, ...]:
-    """A ``Records`` table's ``list_counts`` and ``list_revisions`` triggers."""
+    """A ``Records`` table's ``list_counts``, ``list_revisions`` and (when it has filters)
+    ``list_facets`` triggers."""
     if table.records is None:
         return ()
     return (
         *(f"{table.table}_count_{event}" for event in ("insert", "delete", "update")),
         *(f"{table.table}_revision_{event}" for event in ("insert", "delete", "update", "move")),
+        *(f"{table.table}_facet_{event}" for event in ("insert", "delete", "update") if filter_columns(table)),
     )
 
 
 def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[str]:
     """What the file lacks for ``tables``, one sentence each (empty when nothing is missing)."""
-    objects = {
-        (kind, name): owner for kind, name, owner in conn.execute("SELECT type, name, tbl_name FROM sqlite_master")
-    }
+    objects, texts = {}, {}
+    for kind, name, owner, text in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"):
+        objects[(kind, name)] = owner
+        texts[name] = text or ""
     problems = []
     for table in tables:
         if ("table", table.table) not in objects:
@@ -55,4 +58,8 @@ def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[s
         for trigger in expected_triggers(table):
             if objects.get(("trigger", trigger)) != table.table:
                 problems.append(f"trigger {trigger} on {table.table} does not exist")
+        facet_trigger = f"{table.table}_facet_insert"
+        missing = missing_facets(table, texts[facet_trigger]) if facet_trigger in texts else []
+        if missing:
+            problems.append(f"trigger {facet_trigger} does not count {missing} (recount_facets)")
     return problems

@@ -44,19 +44,21 @@ WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, recor
 
 
 def check_served(store: Store) -> None:
-    """Records of the table round-trip, and its counters (per partition and filtered) and its
-    revision follow every add, update and delete; closes ``store``."""
+    """Records of the table round-trip, and its counters (per partition, and its facet counts
+    of one and two filters) and its revision follow every add, update and delete; closes
+    ``store``."""
 
     def gadget(id: str, **changes: Any) -> Gadget:
         return Gadget(id=id, organization_id="org_a", kind="lamp", order=len(id), created_at=samples.T0, **changes)
 
-    def state() -> tuple[int, int, int, int]:
+    def state() -> tuple[int, int, int, int, int]:
         with store.session(write=False) as session:
             gadgets = session[GADGETS]
             return (
                 gadgets.list("org_a", GadgetFilter(), PageRequest())[1],
                 gadgets.list("org_a", GadgetFilter(archived=True), PageRequest())[1],
                 gadgets.list("org_a", GadgetFilter(kind="lamp"), PageRequest())[1],
+                gadgets.list("org_a", GadgetFilter(kind="lamp", order=6), PageRequest())[1],
                 gadgets.revision("org_a"),
             )
 
@@ -64,14 +66,14 @@ def check_served(store: Store) -> None:
         with store.session(write=True) as session:
             for id in ("gdg_1", "gdg_22", "gdg_333"):
                 session[GADGETS].add(gadget(id))
-        assert state() == (3, 0, 3, 3)
+        assert state() == (3, 0, 3, 1, 3)
         with store.session(write=True) as session:
             session[GADGETS].update(gadget("gdg_22", archived=True))
-        assert state() == (2, 1, 2, 4)
+        assert state() == (2, 1, 2, 0, 4)
         with store.session(write=True) as session:
             assert session[GADGETS].delete("org_a", "gdg_22") is True
             assert session[GADGETS].delete("org_a", "gdg_22") is False
-        assert state() == (2, 0, 2, 5)
+        assert state() == (2, 0, 2, 0, 5)
         with store.session(write=False) as session:
             assert session[GADGETS].get("org_a", "gdg_333") == gadget("gdg_333")
     finally:

@@ -18,7 +18,12 @@ from compliance_core.kernel.records import Records
 from compliance_store.sqlite import SqliteStore
 from compliance_store.sqlite.codec import Mapper, make_converter
 from compliance_store.sqlite.migrations import MIGRATIONS, migrations
-from compliance_store.sqlite.migrations.helpers import create_records_table, create_records_table_v2
+from compliance_store.sqlite.migrations.helpers import (
+    create_records_table,
+    create_records_table_v2,
+    create_records_table_v3,
+    recount_facets,
+)
 
 from . import samples
 from .gadgets import WITH_GADGETS, check_served
@@ -183,7 +188,7 @@ def test_a_filter_index_without_the_other_filters_is_refused(migrated: pathlib.P
 
 
 def _gadgets_migration(db: Database) -> None:
-    create_records_table_v2(
+    create_records_table_v3(
         db,
         "gadgets",
         {
@@ -213,6 +218,44 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(migrated: path
     store = _open(migrated, areas=WITH_GADGETS)
 
     check_served(store)
+
+
+def test_facet_triggers_that_miss_a_filter_are_refused_until_recounted(migrated: pathlib.Path) -> None:
+    """A filter added without ``recount_facets`` would read 0 for its totals: refused instead."""
+    db = Database(str(migrated))
+    with db.atomic():
+        _gadgets_migration(db)
+        recount_facets(db, "gadgets", filters=("kind",), partition="archived")
+    db.close()
+    with pytest.raises(RuntimeError, match=r"gadgets_facet_insert does not count \['order', 'kind,order'\]"):
+        _open(migrated, areas=WITH_GADGETS)
+    db = Database(str(migrated))
+    with db.atomic():
+        recount_facets(db, "gadgets", filters=("kind", "order"), partition="archived")
+    db.close()
+    check_served(_open(migrated, areas=WITH_GADGETS))
+
+
+def test_a_table_made_by_the_second_helper_lacks_the_facet_counts(migrated: pathlib.Path) -> None:
+    db = Database(str(migrated))
+    with db.atomic():
+        create_records_table_v2(
+            db,
+            "gadgets",
+            {
+                "id": "TEXT",
+                "organization_id": "TEXT",
+                "kind": "TEXT",
+                "order": "INTEGER",
+                "archived": "INTEGER",
+                "created_at": "TEXT",
+            },
+            filters=("kind", "order"),
+            partition="archived",
+        )
+    db.close()
+    with pytest.raises(RuntimeError, match="trigger gadgets_facet_insert on gadgets does not exist"):
+        _open(migrated, areas=WITH_GADGETS)
 
 
 def test_a_table_made_by_the_first_helper_lacks_the_covering_filter_indexes(migrated: pathlib.Path) -> None:

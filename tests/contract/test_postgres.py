@@ -39,7 +39,11 @@ from compliance_core.kernel.uow import Store
 from compliance_core.platform import open_store
 from compliance_store.postgres import PostgresStore, mask_url, parse_url
 from compliance_store.postgres.migrations import MIGRATIONS, applied, migrate
-from compliance_store.postgres.migrations.helpers import create_records_table, create_records_table_v2
+from compliance_store.postgres.migrations.helpers import (
+    create_records_table,
+    create_records_table_v3,
+    recount_facets,
+)
 
 from . import samples
 from .gadgets import WITH_GADGETS, check_served
@@ -785,7 +789,7 @@ def test_a_filter_index_without_the_other_filters_is_refused(fresh: str, migrate
 
 
 def _gadgets_migration(cur: psycopg.Cursor[Any]) -> None:
-    create_records_table_v2(
+    create_records_table_v3(
         cur,
         "gadgets",
         {
@@ -817,6 +821,23 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(
     store = PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS)
 
     check_served(store)
+
+
+def test_facet_triggers_that_miss_a_filter_are_refused_until_recounted(
+    fresh: str, migrated: Callable[[str], None], postgres_server: str
+) -> None:
+    """A filter added without ``recount_facets`` would read 0 for its totals: refused instead."""
+    schema = parse_url(fresh)[1]
+    with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={schema}") as conn:
+        with conn.transaction():
+            _gadgets_migration(conn.cursor())
+            recount_facets(conn.cursor(), "gadgets", filters=("kind",), partition="archived")
+    with pytest.raises(RuntimeError, match=r"gadgets_list_facets does not count \['order', 'kind,order'\]"):
+        PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS)
+    with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={schema}") as conn:
+        with conn.transaction():
+            recount_facets(conn.cursor(), "gadgets", filters=("kind", "order"), partition="archived")
+    check_served(PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS))
 
 
 def test_the_helper_refuses_a_table_the_store_could_not_read(postgres_server: str) -> None:

@@ -32,6 +32,7 @@ from . import (
     m0005_webhooks,
     m0006_policies,
     m0007_compliance_program,
+    m0008_facet_counts,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -46,6 +47,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0005_webhooks", m0005_webhooks.apply),
     ("0006_policies", m0006_policies.apply),
     ("0007_compliance_program", m0007_compliance_program.apply),
+    ("0008_facet_counts", m0008_facet_counts.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -20,7 +20,16 @@ from typing import Any
 
 import psycopg
 
-__all__ = ["create_records_table", "create_records_table_v2", "cover_filter_indexes", "filter_index_columns"]
+__all__ = [
+    "create_records_table",
+    "create_records_table_v2",
+    "create_records_table_v3",
+    "cover_filter_indexes",
+    "count_facets",
+    "facet_keys",
+    "recount_facets",
+    "filter_index_columns",
+]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _REQUIRED = ("id", "organization_id", "created_at")
@@ -220,4 +229,130 @@ def _revision_triggers(table: str) -> tuple[str, ...]:
         _trigger(f"{table}_revision_insert", "INSERT", table, function),
         _trigger(f"{table}_revision_delete", "DELETE", table, function),
         _trigger(f"{table}_revision_update", "UPDATE", table, function),
+    )
+
+
+def create_records_table_v3(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    columns: Mapping[str, str],
+    *,
+    filters: Sequence[str] = (),
+    partition: str | None = None,
+) -> None:
+    """``create_records_table_v2`` and then ``count_facets``: the table's lists filtered on one or
+    two columns take their totals from ``list_facets``. Every migration from 0008 on uses this
+    (it needs the ``list_facets`` table of migration 0008)."""
+    _create(cur, table, columns, filters, partition, covering=True)
+    count_facets(cur, table, filters=filters, partition=partition)
+
+
+def count_facets(cur: psycopg.Cursor[Any], table: str, *, filters: Sequence[str], partition: str | None = None) -> None:
+    """Count the table's rows per value of each filter column and per pair of values of each two
+    filter columns (``facet_keys``), in ``list_facets``, kept by the triggers
+    ``<table>_facet_insert|delete|update`` over the PL/pgSQL function ``<table>_list_facets()``
+    and filled here from the rows already there.
+
+    A row with NULL in a column is in no count of that column: a filter on it never matches NULL.
+    A value is kept as its text (``::text``; a reader compares with ``CAST`` of its parameter to
+    text), so one table holds every column's counts.
+
+    :param filters: the columns of the list filter model except the partition, in the model's
+        field order (a reader names a pair in that order)
+    """
+    scope = _scope(partition)
+    for name in (table, *filters, *scope):
+        _check_name(name)
+    if partition in filters:
+        raise ValueError(f"the partition {partition} is part of every count's scope, not a filter")
+    if not filters:
+        return
+    part = f'"{partition}"' if partition else "false"
+    for key in facet_keys(filters):
+        values = [f'"{column}"::text' for column in key]
+        second = values[1] if len(values) > 1 else "''"
+        present = " AND ".join(f'"{column}" IS NOT NULL' for column in key)
+        grouped = ", ".join(("organization_id", *([part] if partition else []), *values))
+        cur.execute(
+            "INSERT INTO list_facets (table_name, organization_id, partition_value, columns, value1, value2, total) "
+            f"SELECT '{table}', organization_id, {part}, '{','.join(key)}', {values[0]}, {second}, count(*) "
+            f'FROM "{table}" WHERE {present} GROUP BY {grouped}'
+        )
+    for statement in _facet_triggers(table, filters, partition):
+        cur.execute(statement)
+
+
+def recount_facets(
+    cur: psycopg.Cursor[Any], table: str, *, filters: Sequence[str], partition: str | None = None
+) -> None:
+    """Make a table's ``list_facets`` counts and triggers again for ``filters`` (all of them, in
+    the model's order): what a migration that adds or removes a filter column calls, since the
+    triggers name every column and the start-up check refuses triggers that miss one."""
+    _check_name(table)
+    for event in ("insert", "delete", "update"):
+        cur.execute(f'DROP TRIGGER "{table}_facet_{event}" ON "{table}"')
+    cur.execute(f'DROP FUNCTION "{table}_list_facets"()')
+    cur.execute("DELETE FROM list_facets WHERE table_name = %s", [table])
+    count_facets(cur, table, filters=filters, partition=partition)
+
+
+def facet_keys(filters: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """The column sets counted in ``list_facets``: each filter column, then each pair of them
+    in ``filters`` order (named ``"a"`` and ``"a,b"``)."""
+    singles = tuple((column,) for column in filters)
+    pairs = tuple((first, second) for index, first in enumerate(filters) for second in filters[index + 1 :])
+    return singles + pairs
+
+
+def _facet_triggers(table: str, filters: Sequence[str], partition: str | None) -> tuple[str, ...]:
+    """One statement each way over the row's facets as a VALUES list, joined to the primary key.
+    On an update, only the facets of a changed column (or of a row moved to another organization
+    or partition) are touched: each VALUES row carries whether it changed."""
+    scope = _scope(partition)
+
+    def part(row: str) -> str:
+        return f'{row}."{partition}"' if partition else "false"
+
+    def facets(row: str, guarded: bool) -> str:
+        rows = []
+        for key in facet_keys(filters):
+            second = f'{row}."{key[1]}"::text' if len(key) > 1 else "''"
+            changed = (
+                " OR ".join(f'OLD."{c}" IS DISTINCT FROM NEW."{c}"' for c in (*scope, *key)) if guarded else "true"
+            )
+            rows.append(f"('{','.join(key)}', {row}.\"{key[0]}\"::text, {second}, {changed})")
+        return "(VALUES " + ", ".join(rows) + ") AS f (columns, value1, value2, changed)"
+
+    def remove(guarded: bool) -> str:
+        return (
+            "        UPDATE list_facets AS facets SET total = facets.total - 1\n"
+            f"        FROM {facets('OLD', guarded)}\n"
+            f"        WHERE f.changed AND facets.table_name = '{table}' AND facets.organization_id = OLD.organization_id\n"
+            f"            AND facets.partition_value = {part('OLD')} AND facets.columns = f.columns\n"
+            "            AND facets.value1 = f.value1 AND facets.value2 = f.value2;\n"
+        )
+
+    def add(guarded: bool) -> str:
+        return (
+            "        INSERT INTO list_facets AS facets\n"
+            "            (table_name, organization_id, partition_value, columns, value1, value2, total)\n"
+            f"        SELECT '{table}', NEW.organization_id, {part('NEW')}, f.columns, f.value1, f.value2, 1\n"
+            f"        FROM {facets('NEW', guarded)}\n"
+            "        WHERE f.changed AND f.value1 IS NOT NULL AND f.value2 IS NOT NULL\n"
+            "        ON CONFLICT (table_name, organization_id, partition_value, columns, value1, value2)\n"
+            "        DO UPDATE SET total = facets.total + 1;\n"
+        )
+
+    body = (
+        f"    IF TG_OP = 'UPDATE' THEN\n{remove(True)}{add(True)}"
+        f"    ELSIF TG_OP = 'DELETE' THEN\n{remove(False)}"
+        f"    ELSE\n{add(False)}    END IF;\n"
+    )
+    moved = " OR ".join(f'OLD."{column}" IS DISTINCT FROM NEW."{column}"' for column in (*scope, *filters))
+    function = f"{table}_list_facets"
+    return (
+        _function(function, body),
+        _trigger(f"{table}_facet_insert", "INSERT", table, function),
+        _trigger(f"{table}_facet_delete", "DELETE", table, function),
+        _trigger(f"{table}_facet_update", "UPDATE", table, function, moved),
     )

@@ -25,6 +25,7 @@ from . import (
     m0008_webhooks,
     m0009_policies,
     m0010_compliance_program,
+    m0011_facet_counts,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -43,6 +44,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0008_webhooks", m0008_webhooks.apply),
     ("0009_policies", m0009_policies.apply),
     ("0010_compliance_program", m0010_compliance_program.apply),
+    ("0011_facet_counts", m0011_facet_counts.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
