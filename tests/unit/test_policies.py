@@ -318,6 +318,24 @@ def test_all_policies_in_force_in_one_pdf(platform, owner) -> None:
     assert pypdf.PdfReader(io.BytesIO(platform.policies.download_all(owner).read())).metadata.title == "Acme: policies"
 
 
+def test_inline_styles_past_the_budget_print_as_written() -> None:
+    """fpdf2's line breaking slows with every styled fragment of a line: a policy's first
+    ``MAX_STYLE_MARKERS`` markers style the text, a paragraph past them keeps its markers."""
+    from compliance_core.areas.policies import PolicyDocument
+    from compliance_pdf.policies import MAX_STYLE_MARKERS, FpdfPolicies
+
+    styled = "**Bold start** and __italic__."  # 4 markers
+    dense = " ".join(["**x**"] * ((MAX_STYLE_MARKERS - 4) // 2))  # the rest of the budget
+    tail = "Then **this** stays as written."
+    content = f"{styled}\n\n{dense}\n\n{tail}"
+    at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    document = PolicyDocument(name="Dense", description="", version=1, content=content, published_at=at)
+    text = _text(FpdfPolicies().render("Dense", [document], at))
+    assert "Bold start and italic." in text.replace("\n", " ")
+    assert "**x**" not in text  # the dense paragraph fits the budget that is left: styled
+    assert "Then **this** stays as written." in text.replace("\n", " ")
+
+
 def test_a_draft_has_nothing_to_download(platform, owner) -> None:
     policy = platform.policies.create(owner, AUP)
     with pytest.raises(NotFound) as raised:
