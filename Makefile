@@ -29,8 +29,10 @@ setup: $(TEST_STAMP)
 serve: $(SERVE_STAMP)
 	$(BIN)/compliance serve --db $(DB) --host 127.0.0.1 --port 3333
 
+# The suite runs on every core (pytest-xdist), a test file per worker: module-scoped platforms
+# stay in one process, and each worker migrates its own PostgreSQL schema.
 test: setup lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: setup
 	$(BIN)/ruff check .
