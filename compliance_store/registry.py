@@ -114,10 +114,9 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
     scope = ("organization_id", declared.partition) if declared.partition else ("organization_id",)
     indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
     filters = filter_columns(table)
-    if filters:
-        for column in filters:
-            others = (other for other in filters if other != column)
-            indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
+    for column in filters:
+        others = (other for other in filters if other != column)
+        indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
     return indexes
 
 
