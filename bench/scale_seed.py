@@ -75,9 +75,9 @@ def seed_bulk(url: str, vendors: int, *, rng_seed: int = 2024) -> ScaleSeeded:
         else:
             conn.execute("BEGIN IMMEDIATE")
             for event in ("insert", "delete", "update"):
-                conn.execute(f"DROP TRIGGER vendors_facet_{event}")
+                conn.execute(f"DROP TRIGGER vendors_block_{event}")
             conn.executemany(mapper.insert_sql, rows)
-            sqlite_helpers.count_facets(Database(conn), "vendors", filters=FACETED, partition="archived")
+            sqlite_helpers.count_blocks(Database(conn), "vendors", filters=FACETED, partition="archived")
         conn.commit()
         _check_counters(conn, organization, vendors, postgres=postgres)
     finally:
@@ -102,11 +102,12 @@ def _rows(
         yield row
 
 
-_TRIGGERS = ("vendors_count_insert", "vendors_revision_insert", "vendors_facet_insert")
+_TRIGGERS = ("vendors_count_insert", "vendors_revision_insert", "vendors_block_insert")
 FACETED = tuple(field.name for field in attrs.fields(VendorFilter) if field.name != "archived")
-"""The vendors' facet columns (``list_facets``), counted after a bulk load as the migration
-helper counts the rows already there: per row, 36 counter upserts would triple the seeding time
-on SQLite, and on PostgreSQL update the same few rows a million times in one transaction."""
+"""The vendors' filter columns (``list_facet_blocks``), counted after a bulk load as the
+migration helper counts the rows already there: per row, 37 counter upserts would triple the
+seeding time on SQLite, and on PostgreSQL update the same few rows a million times in one
+transaction."""
 _COUNTS = (
     "INSERT INTO list_counts AS counts (table_name, organization_id, partition_value, total) "
     "SELECT 'vendors', organization_id, archived, count(*) FROM vendors GROUP BY organization_id, archived "
@@ -135,7 +136,7 @@ def _copy(conn: Any, mapper: Any, rows: Iterator[list[Any]]) -> None:
     for name in _TRIGGERS:
         conn.execute(sql.SQL("ALTER TABLE vendors ENABLE TRIGGER {}").format(sql.Identifier(name)))
     with conn.cursor() as cur:
-        postgres_helpers.recount_facets(cur, "vendors", filters=FACETED, partition="archived")
+        postgres_helpers.recount_blocks(cur, "vendors", filters=FACETED, partition="archived")
 
 
 def _check_counters(conn: Any, organization: str, vendors: int, *, postgres: bool) -> None:

@@ -1,6 +1,6 @@
 """What the vendors table's triggers cost per written row, on SQLite and PostgreSQL: inserts,
-updates that change a filter field (the facet counts move), updates that change none (they do
-not) and deletes, one row per transaction as the API writes them (500 of each), over a register
+updates that change a filter field (the per-block counts move), updates that change none (they
+do not) and deletes, one row per transaction as the API writes them (500 of each), over a register
 of ``--rows`` vendors.
 
 Many writes in one transaction are another matter on PostgreSQL: every write updates the same
@@ -8,7 +8,8 @@ counter rows again, and each update of a row walks the versions the transaction 
 it, so the cost grows with the square of the rows (``bench.scale_seed`` turns the triggers off
 for its bulk load and counts afterwards). Compare commits by running it from each (``git archive`` into a directory,
 ``PYTHONPATH`` pointing there): the facet counts of migration SQLite 0011 / PostgreSQL 0008 are
-what this was written to price.
+what this was written to price, and the block counts of SQLite 0012 / PostgreSQL 0009 that
+replaced them.
 
 ``python -m bench.triggers [--rows 20000] [--stores sqlite,postgresql]``
 """

@@ -4,33 +4,40 @@ Shared by the SQLite and PostgreSQL stores (each passes its parameter marker thr
 and names its counter's partition column). A filter object's non-None fields become ``AND column
 = ?`` terms. The SELECT and COUNT text is built once per combination of filters in use and then
 reused word for word, so sqlite3's statement cache and psycopg's prepared statements keep each one
-prepared. An unfiltered page (of a partitioned table such as vendors: filtered by the
-partition alone) takes its total from the trigger-maintained ``list_counts`` row instead of
-counting an index range, and a page filtered on one or two columns from the trigger-maintained
-``list_facets`` row of those values (the counts of migration SQLite 0011 / PostgreSQL 0008), so
-a total is counted only for three filters or more.
+prepared.
 
-A caller that already knows the total (``compliance_core.kernel.pagination.TotalCache``: the
-total of this filter set, counted at the revision read in this same read transaction) passes it,
-and no count runs at all: a page is then one SELECT, and a page past the end none.
+Totals without counting: an unfiltered page (of a partitioned table such as vendors: filtered by
+the partition alone) takes its total from the trigger-maintained ``list_counts`` row, and a page
+filtered on one or two columns from the sum of the trigger-maintained ``list_facet_blocks``
+counts of those values (migration SQLite 0012 / PostgreSQL 0009), so a total is counted only for
+three filters or more. A caller that already knows the total
+(``compliance_core.kernel.pagination.TotalCache``: the total of this filter set, counted at the
+revision read in this same read transaction) passes it, and no count runs at all.
 
-No OFFSET walk: with ``Anchors`` (every 500th row's (created_at, id), kept by the same cache at
-the same revision; see there why they are collected by hops rather than by one scan replacing
-the count), a page at offset ``o >= every`` seeks: ``AND (created_at, id) >= (anchor) ... LIMIT n
-OFFSET o - every * k``, a range of the same filter index (which ends in ``created_at, id``), so
-fewer than ``every`` rows are skipped. Missing anchors up to the page are collected first, each
-by ``LIMIT 1 OFFSET every`` from the last one over the covering index (only the key columns).
-The count, and every page below ``every``, run exactly as without anchors.
+No OFFSET walk, for the same filter sets (none, one or two columns within one partition): their
+block counts (per block of about a thousand rows in (created_at, id) order, see
+``migrations.helpers.count_blocks``) give, by a running sum, the block holding offset ``o`` and
+the matches before it; the page seeks to that block's start key, ``AND (created_at, id) >=
+(start) ... LIMIT n OFFSET o - before``, a range of the filter's index that skips fewer than a
+block's rows. A newest-first table runs the sum from the last block down and bounds the seek by
+the next block's start, ``< (start)``. Nothing is kept between requests, so the first deep page
+in a new process, or after a write, costs what every later one does.
 
-A cursor walk (``PageRequest.walk``) needs no anchors: each page starts right after the last
-row served, ``AND (created_at, id) > (?, ?) ... LIMIT n``, one range of the same index whatever
-the depth.
+Other filter sets (three columns or more, or both partitions) seek from ``Anchors`` (every 500th
+row's (created_at, id), kept by the same cache at the same revision; see there why they are
+collected by hops): a page at offset ``o >= every`` runs ``AND (created_at, id) >= (anchor) ...
+LIMIT n OFFSET o - every * k``, after collecting the missing anchors up to it, each by ``LIMIT 1
+OFFSET every`` from the last one over the covering index (only the key columns).
+
+A cursor walk (``PageRequest.walk``) needs neither: each page starts right after the last row
+served, ``AND (created_at, id) > (?, ?) ... LIMIT n``, one range of the same index whatever the
+depth.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import attrs
 
@@ -41,6 +48,18 @@ from .codec import BaseMapper, quote
 __all__ = ["PagedQuery"]
 
 M = TypeVar("M")
+
+
+class _Statements(NamedTuple):
+    """The SQL of one combination of filters (see the module for each one's part)."""
+
+    count_rows: str
+    page: str
+    first: str
+    hop: str
+    seek: str
+    after: str
+    bound: str
 
 
 class PagedQuery(Generic[M]):
@@ -55,13 +74,18 @@ class PagedQuery(Generic[M]):
         field
     :param newest_first: pages run in (created_at, id) descending order (logs); seeks and anchor
         hops then compare with ``<=``, over the same indexes read backwards
-    :param faceted: whether ``list_facets`` keeps this table's totals per value of each filter
-        column and per pair of values (``helpers.count_facets`` in each store's migrations), with
-        the pair's columns in the filter model's order
+    :param blocked: whether ``list_facet_blocks`` keeps this table's counts per block, per value
+        of each filter column and pair of values, and unfiltered (``helpers.count_blocks`` in
+        each store's migrations), with the pair's columns in the filter model's order
     """
 
     COUNTER_COLUMN: ClassVar[str]
-    """The column of ``list_counts`` holding the partition value (each store's migrations name it)."""
+    """The column of ``list_counts`` and ``list_facet_blocks`` holding the partition value (each
+    store's migrations name it)."""
+
+    SEEK_FROM: ClassVar[int] = 1000
+    """The offset from which a page of a blocked filter set is found through its block counts
+    (below it, skipping the rows costs less than summing the counts)."""
 
     def __init__(
         self,
@@ -71,50 +95,62 @@ class PagedQuery(Generic[M]):
         counted: bool = False,
         partition: str | None = None,
         newest_first: bool = False,
-        faceted: bool = False,
+        blocked: bool = False,
     ) -> None:
         self.mapper = mapper
+        self._newest_first = newest_first
         self._order = "created_at DESC, id DESC" if newest_first else "created_at, id"
         self._from = "<=" if newest_first else ">="
         m = mapper.mark
+        part = self.COUNTER_COLUMN
         self._counter_sql = (
-            f"SELECT total FROM list_counts WHERE table_name = {m} AND organization_id = {m}"
-            f" AND {self.COUNTER_COLUMN} = {m}"
+            f"SELECT total FROM list_counts WHERE table_name = {m} AND organization_id = {m} AND {part} = {m}"
         )
         self._revision_sql = f"SELECT revision FROM list_revisions WHERE table_name = {m} AND organization_id = {m}"
-        self._facet_sql = (
-            f"SELECT total FROM list_facets WHERE table_name = {m} AND organization_id = {m}"
-            f" AND {self.COUNTER_COLUMN} = {m} AND columns = {m} AND value1 = CAST({m} AS TEXT)"
-            f" AND value2 = CAST({m} AS TEXT)"
+        counts = (
+            f"FROM list_facet_blocks WHERE table_name = {m} AND organization_id = {m} AND {part} = {m}"
+            f" AND columns = {m} AND value1 = CAST({m} AS TEXT) AND value2 = CAST({m} AS TEXT)"
+        )
+        self._blocks_total_sql = f"SELECT coalesce(sum(total), 0) {counts}"
+        down = " DESC" if newest_first else ""
+        # ascending: the block holding the offset and its start; newest first: the block holding
+        # it counted from the last one, and the next block's start (none for the last block)
+        start = "c.block + 1" if newest_first else "c.block"
+        self._locate_sql = (
+            f"SELECT c.upto - c.total, b.start_created_at, b.start_id FROM (SELECT block, total,"
+            f" sum(total) OVER (ORDER BY block{down} ROWS UNBOUNDED PRECEDING) AS upto {counts}) AS c"
+            f" LEFT JOIN list_blocks AS b ON b.table_name = {m} AND b.organization_id = {m} AND b.block = {start}"
+            " AND c.upto > c.total"  # no start read when no rows come before (PostgreSQL's is -infinity)
+            f" WHERE c.upto > {m} AND c.upto - c.total <= {m}"  # the one block holding the offset
         )
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
-        self._statements: dict[tuple[str, ...], tuple[str, str, str, str, str, str]] = {}
+        self._statements: dict[tuple[str, ...], _Statements] = {}
         created_at = mapper.codecs["created_at"][0] if "created_at" in mapper.codecs else None
         self._encode_created_at = created_at or (lambda value: value)
         self._counted_when: tuple[str, ...] | None = None
         self._partition = partition
-        self._faceted = faceted and (partition is None or partition in names)
+        self._blocked = blocked and (partition is None or partition in names)
         if counted and partition is None:
             self._counted_when = ()
         elif counted and partition is not None and partition in names:
             self._counted_when = (partition,)
 
-    def _statements_for(self, active: tuple[str, ...]) -> tuple[str, str, str, str, str, str]:
+    def _statements_for(self, active: tuple[str, ...]) -> _Statements:
         m = self.mapper.mark
         where = " AND ".join([f"organization_id = {m}", *(f"{quote(name)} = {m}" for name in active)])
-        table = self.mapper.table
+        table, select = self.mapper.table, self.mapper.select_sql
         order, start = self._order, self._from
-        statements = (
-            f"SELECT count(*) FROM {table} WHERE {where}",
-            f"{self.mapper.select_sql} WHERE {where} ORDER BY {order} LIMIT {m} OFFSET {m}",
-            f"SELECT created_at, id FROM {table} WHERE {where} ORDER BY {order} LIMIT 1",
-            f"SELECT created_at, id FROM {table} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
+        bound = "<" if self._newest_first else ">="
+        statements = _Statements(
+            count_rows=f"SELECT count(*) FROM {table} WHERE {where}",
+            page=f"{select} WHERE {where} ORDER BY {order} LIMIT {m} OFFSET {m}",
+            first=f"SELECT created_at, id FROM {table} WHERE {where} ORDER BY {order} LIMIT 1",
+            hop=f"SELECT created_at, id FROM {table} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
             f" ORDER BY {order} LIMIT 1 OFFSET {m}",
-            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start} ({m}, {m})"
-            f" ORDER BY {order} LIMIT {m} OFFSET {m}",
-            f"{self.mapper.select_sql} WHERE {where} AND (created_at, id) {start[0]} ({m}, {m})"
-            f" ORDER BY {order} LIMIT {m}",
+            seek=f"{select} WHERE {where} AND (created_at, id) {start} ({m}, {m}) ORDER BY {order} LIMIT {m} OFFSET {m}",
+            after=f"{select} WHERE {where} AND (created_at, id) {start[0]} ({m}, {m}) ORDER BY {order} LIMIT {m}",
+            bound=f"{select} WHERE {where} AND (created_at, id) {bound} ({m}, {m}) ORDER BY {order} LIMIT {m} OFFSET {m}",
         )
         self._statements[active] = statements
         return statements
@@ -137,7 +173,8 @@ class PagedQuery(Generic[M]):
         """The page and the total; ``total``, when given, is trusted and nothing is counted.
 
         :param anchors: the filter set's seek keys at this revision (see the module): a deep
-            page seeks from them, after collecting the missing ones up to it
+            page of a filter set without block counts seeks from them, after collecting the
+            missing ones up to it
         """
         params: list[Any] = [organization_id]
         active: list[str] = []
@@ -147,56 +184,61 @@ class PagedQuery(Generic[M]):
                 active.append(name)
                 params.append(value if encode is None else encode(value))
         key = tuple(active)
-        count_sql, page_sql, first_sql, hop_sql, seek_sql, after_sql = self._statements.get(
-            key
-        ) or self._statements_for(key)
+        sql = self._statements.get(key) or self._statements_for(key)
+        blocks = self._block_key(key, params)
         if total is None and key == self._counted_when:
             # the partition's value as a plain bool: SQLite binds it as 0/1, PostgreSQL as boolean
             found = db.execute(self._counter_sql, (self.mapper.table, organization_id, bool(key and params[1])))
             row = found.fetchone()
             total = 0 if row is None else int(row[0])
+        elif total is None and blocks is not None:
+            total = int(db.execute(self._blocks_total_sql, blocks).fetchone()[0])
         elif total is None:
-            total = self._facet_total(db, key, params)
-            if total is None:
-                total = int(db.execute(count_sql, params).fetchone()[0])
+            total = int(db.execute(sql.count_rows, params).fetchone()[0])
         if page.walk:
             if page.after is not None:
                 after = page.after
                 params.extend((self._encode_created_at(after.created_at), after.id, page.per_page))
-                return self.mapper.page(db.execute(after_sql, params)), total
+                return self.mapper.page(db.execute(sql.after, params)), total
             params.extend((page.per_page, 0))
-            return self.mapper.page(db.execute(page_sql, params)), total
+            return self.mapper.page(db.execute(sql.page, params)), total
         offset = page.offset
         if offset >= total:
             return [], total
-        if anchors is not None:
+        if blocks is not None and offset >= self.SEEK_FROM:
+            located = db.execute(
+                self._locate_sql, (*blocks, self.mapper.table, organization_id, offset, offset)
+            ).fetchone()
+            if located is not None and located[0]:  # else the page is within the first block's rows
+                before, *bound = located
+                params.extend((*bound, page.per_page, offset - before))
+                return self.mapper.page(db.execute(sql.bound, params)), total
+        elif anchors is not None and blocks is None:
             if len(anchors.keys) < anchors.wanted(offset):
-                self._collect(db, first_sql, hop_sql, params, anchors, anchors.wanted(offset))
+                self._collect(db, sql.first, sql.hop, params, anchors, anchors.wanted(offset))
             anchor, rest = anchors.seek(offset)
             if anchor is not None:
                 params.extend((*anchor, page.per_page, rest))
-                return self.mapper.page(db.execute(seek_sql, params)), total
+                return self.mapper.page(db.execute(sql.seek, params)), total
         params.append(page.per_page)
         params.append(offset)
-        return self.mapper.page(db.execute(page_sql, params)), total
+        return self.mapper.page(db.execute(sql.page, params)), total
 
-    def _facet_total(self, db: Any, active: tuple[str, ...], params: list[Any]) -> int | None:
-        """The ``list_facets`` total of a filter set of one or two columns (beside the
-        partition); None for any other."""
-        if not self._faceted:
+    def _block_key(self, active: tuple[str, ...], params: list[Any]) -> tuple[Any, ...] | None:
+        """The ``list_facet_blocks`` key (table, organization, partition, columns, two values)
+        of a filter set of none, one or two columns within one partition; None for any other."""
+        if not self._blocked:
             return None
         values = dict(zip(active, params[1:], strict=True))
         part = False
         if self._partition is not None:
-            if self._partition not in values:  # both partitions: no single row holds the total
+            if self._partition not in values:  # both partitions: no single key holds the counts
                 return None
             part = bool(values.pop(self._partition))
-        if not 1 <= len(values) <= 2:
+        if len(values) > 2:
             return None
-        columns, encoded = ",".join(values), list(values.values())
-        second = encoded[1] if len(encoded) == 2 else ""
-        row = db.execute(self._facet_sql, (self.mapper.table, params[0], part, columns, encoded[0], second)).fetchone()
-        return 0 if row is None else int(row[0])
+        encoded = [*values.values(), "", ""]
+        return (self.mapper.table, params[0], part, ",".join(values), encoded[0], encoded[1])
 
     @staticmethod
     def _collect(db: Any, first_sql: str, hop_sql: str, params: list[Any], anchors: Anchors, wanted: int) -> None:

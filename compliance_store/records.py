@@ -44,7 +44,7 @@ class ScopedRecords(Generic[M]):
             counted=True,
             partition=records.partition,
             newest_first=records.newest_first,
-            faceted=True,
+            blocked=True,
         )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:

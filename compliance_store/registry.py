@@ -122,7 +122,7 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
 
 def filter_columns(table: Table) -> tuple[str, ...]:
     """A ``Records`` table's filter columns but the partition, in the filter model's field order:
-    what its filter indexes cover and its ``list_facets`` counts are kept for."""
+    what its filter indexes cover and its ``list_facet_blocks`` counts are kept for."""
     declared = table.records
     if declared is None or declared.filters is None:
         return ()
@@ -130,16 +130,17 @@ def filter_columns(table: Table) -> tuple[str, ...]:
 
 
 def facet_names(table: Table) -> tuple[str, ...]:
-    """The column sets whose totals ``list_facets`` keeps for a ``Records`` table, as its
-    triggers name them: each filter column and each pair in the filter model's order (``"a"``,
-    ``"a,b"``; each store's ``migrations.helpers.count_facets`` makes them)."""
+    """The column sets whose counts ``list_facet_blocks`` keeps for a ``Records`` table (beside
+    the unfiltered ``""``), as its triggers name them: each filter column and each pair in the
+    filter model's order (``"a"``, ``"a,b"``; each store's ``migrations.helpers.count_blocks``
+    makes them)."""
     filters = filter_columns(table)
     pairs = [f"{first},{second}" for index, first in enumerate(filters) for second in filters[index + 1 :]]
     return (*filters, *pairs)
 
 
 def missing_facets(table: Table, trigger_text: str) -> list[str]:
-    """The facets of ``table`` that its facet trigger (SQLite) or function (PostgreSQL), whose
-    text is given, does not count: a filter column added without ``recount_facets``, whose
+    """The facets of ``table`` that its block trigger (SQLite) or function (PostgreSQL), whose
+    text is given, does not count: a filter column added without ``recount_blocks``, whose
     totals would otherwise read 0."""
     return [name for name in facet_names(table) if f"'{name}'" not in trigger_text]

@@ -24,7 +24,7 @@ from psycopg import sql
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 _KEPT = ("compliance_migrations",)
 """Tables a test run keeps between tests (the migrations stay applied)."""
-_COUNTERS = ("list_counts", "list_revisions", "list_facets")
+_COUNTERS = ("list_counts", "list_revisions", "list_blocks", "list_facet_blocks")
 
 
 @attrs.frozen

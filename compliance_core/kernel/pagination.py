@@ -10,6 +10,8 @@ read in the same read transaction as the page query): ``PageCache`` keeps whole 
 COUNT when another page of the same filters was served at the same revision, and the ``Anchors``
 of each filter set (every 500th row's (created_at, id), collected as deep as pages were asked
 for), so a deep page seeks from the nearest anchor instead of walking OFFSET rows from the start.
+(The SQL stores need anchors only for filter sets their trigger-kept block counts do not cover:
+three filters or more; see ``compliance_store.listing``.)
 """
 
 from __future__ import annotations
@@ -274,7 +276,8 @@ class Anchors:
     ``keys`` is a tuple and is never changed in place: a store that collects more assigns a longer
     one, so the cache can hand the kept tuple to many threads at once, each in its own
     ``Anchors``. Keys are valid only at the revision they were collected at (``TotalCache`` keeps
-    them with it). A store that does not page in SQL (memory) ignores them.
+    them with it). A store may ignore them: the memory store does not page in SQL, and the SQL
+    stores find the pages of the filter sets they keep block counts for without them.
     """
 
     __slots__ = ("every", "keys")

@@ -74,7 +74,8 @@ class RecordRepository(Protocol[M, F_contra]):
             reads (``TotalCache``); a store then runs no count and returns it as the total
         :param anchors: the seek keys of these filters at that revision (``Anchors``): a store
             that pages in SQL seeks from the nearest one and, when they are not collected yet,
-            collects them by the scan that counts; a store may ignore them (memory)
+            collects them by the scan that counts; a store may ignore them (memory; the SQL
+            stores for the filter sets whose block counts they keep)
         """
         ...
 

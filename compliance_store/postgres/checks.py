@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import psycopg
 
-from ..registry import expected_indexes, filter_columns, missing_facets
+from ..registry import expected_indexes, missing_facets
 from .tables import SUPPORT_TABLES, Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -45,11 +45,10 @@ WHERE n.nspname = current_schema()"""
 
 
 def expected_triggers(table: Table) -> tuple[str, ...]:
-    """A ``Records`` table's ``list_counts``, ``list_revisions`` and (when it has filters)
-    ``list_facets`` triggers."""
+    """A ``Records`` table's ``list_counts``, ``list_revisions`` and ``list_blocks`` triggers."""
     if table.records is None:
         return ()
-    kinds = ("count", "revision", "facet") if filter_columns(table) else ("count", "revision")
+    kinds = ("count", "revision", "block")
     return tuple(f"{table.table}_{kind}_{event}" for kind in kinds for event in ("insert", "delete", "update"))
 
 
@@ -89,8 +88,8 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
                 problems.append(f"trigger {trigger} on {name} does not exist")
             elif enabled == "D":
                 problems.append(f"trigger {trigger} on {name} is disabled")
-        function = f"{name}_list_facets"
+        function = f"{name}_list_blocks"
         missing = missing_facets(table, functions[function]) if function in functions else []
         if missing:
-            problems.append(f"function {function} does not count {missing} (recount_facets)")
+            problems.append(f"function {function} does not count {missing} (recount_blocks)")
     return problems

@@ -41,7 +41,26 @@ SUPPORT_TABLES: dict[str, tuple[str, ...]] = {
     "key_usage": ("key_id", "day", "requests"),
     "list_counts": ("table_name", "organization_id", "partition_value", "total"),
     "list_revisions": ("table_name", "organization_id", "revision"),
-    "list_facets": ("table_name", "organization_id", "partition_value", "columns", "value1", "value2", "total"),
+    "list_blocks": (
+        "table_name",
+        "organization_id",
+        "block",
+        "start_created_at",
+        "start_id",
+        "high_created_at",
+        "high_id",
+        "rows",
+    ),
+    "list_facet_blocks": (
+        "table_name",
+        "organization_id",
+        "partition_value",
+        "columns",
+        "value1",
+        "value2",
+        "block",
+        "total",
+    ),
 }
 """Tables no repository is named after, with the columns the repositories and triggers use
 (``key_usage`` belongs to ``PostgresApiKeys``, the counters to the ``Records`` triggers)."""

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from ..registry import expected_indexes, filter_columns, missing_facets
+from ..registry import expected_indexes, missing_facets
 from .tables import Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -22,14 +22,13 @@ _INDEX_COLUMNS = "SELECT name FROM pragma_index_info(?) ORDER BY seqno"
 
 
 def expected_triggers(table: Table) -> tuple[str, ...]:
-    """A ``Records`` table's ``list_counts``, ``list_revisions`` and (when it has filters)
-    ``list_facets`` triggers."""
+    """A ``Records`` table's ``list_counts``, ``list_revisions`` and ``list_blocks`` triggers."""
     if table.records is None:
         return ()
     return (
         *(f"{table.table}_count_{event}" for event in ("insert", "delete", "update")),
         *(f"{table.table}_revision_{event}" for event in ("insert", "delete", "update", "move")),
-        *(f"{table.table}_facet_{event}" for event in ("insert", "delete", "update") if filter_columns(table)),
+        *(f"{table.table}_block_{event}" for event in ("insert", "delete", "update")),
     )
 
 
@@ -58,8 +57,8 @@ def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[s
         for trigger in expected_triggers(table):
             if objects.get(("trigger", trigger)) != table.table:
                 problems.append(f"trigger {trigger} on {table.table} does not exist")
-        facet_trigger = f"{table.table}_facet_insert"
-        missing = missing_facets(table, texts[facet_trigger]) if facet_trigger in texts else []
+        block_trigger = f"{table.table}_block_insert"
+        missing = missing_facets(table, texts[block_trigger]) if block_trigger in texts else []
         if missing:
-            problems.append(f"trigger {facet_trigger} does not count {missing} (recount_facets)")
+            problems.append(f"trigger {block_trigger} does not count {missing} (recount_blocks)")
     return problems

@@ -200,7 +200,15 @@ def sqlite_counts(db: str) -> dict[str, int]:
         names = [
             name
             for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if name not in ("list_counts", "list_revisions", "list_facets", "_sqlite_migrations", "sqlite_stat1")
+            if name
+            not in (
+                "list_counts",
+                "list_revisions",
+                "list_blocks",
+                "list_facet_blocks",
+                "_sqlite_migrations",
+                "sqlite_stat1",
+            )
         ]
         return {name: conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in names}
 

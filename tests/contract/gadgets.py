@@ -5,19 +5,33 @@ helper, and both hold the table served from it to the same behaviour (``check_se
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from typing import Any
+from unittest import mock
 
 import attrs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compliance_core import PageRequest
 from compliance_core.areas import AREAS
 from compliance_core.kernel.records import Filter, Records
 from compliance_core.kernel.registry import Area
 from compliance_core.kernel.uow import Store
+from compliance_store.listing import PagedQuery
 
 from . import samples
 
-__all__ = ["Gadget", "GadgetFilter", "GADGETS", "WITH_GADGETS", "check_served"]
+__all__ = [
+    "Gadget",
+    "GadgetFilter",
+    "GADGETS",
+    "GADGET_BLOCK_ROWS",
+    "WITH_GADGETS",
+    "check_served",
+    "check_blocks",
+    "fill_in_order",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +54,8 @@ class GadgetFilter(Filter):
 GADGETS: Records[Gadget, GadgetFilter] = Records(
     "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived"
 )
+GADGET_BLOCK_ROWS = 2
+"""Rows per block of the gadgets' migration: a handful of records spans many blocks."""
 WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(GADGETS,)))
 
 
@@ -76,5 +92,106 @@ def check_served(store: Store) -> None:
         assert state() == (2, 0, 2, 0, 5)
         with store.session(write=False) as session:
             assert session[GADGETS].get("org_a", "gdg_333") == gadget("gdg_333")
+    finally:
+        store.close()
+
+
+def check_blocks(store: Store) -> None:
+    """Every page of every filter set the block counts serve (none, one or two columns, each
+    partition), found through them from any offset, equals the page of the records in (created_at,
+    id) order, after any inserts (out of order too, so blocks grow past their size), updates of
+    any column and key, and deletes; closes ``store``."""
+    organizations = itertools.count()
+    step = st.one_of(
+        st.tuples(
+            st.just("add"), st.sampled_from(["lamp", "desk"]), st.integers(0, 2), st.booleans(), st.integers(0, 30)
+        ),
+        st.tuples(
+            st.just("update"),
+            st.integers(0, 99),
+            st.sampled_from(["kind", "order", "archived", "created_at"]),
+            st.integers(0, 30),
+        ),
+        st.tuples(st.just("delete"), st.integers(0, 99)),
+    )
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(steps=st.lists(step, min_size=1, max_size=40))
+    def check(steps: list[tuple[Any, ...]]) -> None:
+        organization_id = f"org_{next(organizations):04d}"
+        live: dict[str, Gadget] = {}
+        for index, (kind, *args) in enumerate(steps):
+            with store.session(write=True) as session:
+                gadgets = session[GADGETS]
+                if kind == "add":
+                    name, order, archived, minute = args
+                    gadget = Gadget(
+                        id=f"gdg_{index:03d}",
+                        organization_id=organization_id,
+                        kind=name,
+                        order=order,
+                        archived=archived,
+                        created_at=samples.T0 + dt.timedelta(minutes=minute),
+                    )
+                    gadgets.add(gadget)
+                    live[gadget.id] = gadget
+                elif kind == "update" and live:
+                    at, field, value = args
+                    old = sorted(live)[at % len(live)]
+                    changes = {
+                        "kind": ["lamp", "desk", "fan"][value % 3],
+                        "order": value % 3,
+                        "archived": bool(value % 2),
+                        "created_at": samples.T0 + dt.timedelta(minutes=value),
+                    }
+                    live[old] = attrs.evolve(live[old], **{field: changes[field]})
+                    gadgets.update(live[old])
+                elif kind == "delete" and live:
+                    gone = sorted(live)[args[0] % len(live)]
+                    assert gadgets.delete(organization_id, gone)
+                    del live[gone]
+        ordered = sorted(live.values(), key=lambda g: (g.created_at, g.id))
+        filter_sets = [
+            GadgetFilter(kind=kind, order=order, archived=archived)
+            for kind in (None, "lamp", "desk", "fan")
+            for order in (None, 0, 1, 2)
+            for archived in (False, True)
+        ]
+        with store.session(write=False) as session:
+            gadgets = session[GADGETS]
+            for filters in filter_sets:
+                expected = [g for g in ordered if filters.matches(g)]
+                for per_page in (1, 2, 3):
+                    for number in range(1, len(expected) // per_page + 2):
+                        request = PageRequest(page=number, per_page=per_page)
+                        items, total = gadgets.list(organization_id, filters, request)
+                        assert total == len(expected), filters
+                        assert list(items) == expected[request.offset : request.offset + per_page], (filters, request)
+
+    try:
+        with mock.patch.object(PagedQuery, "SEEK_FROM", 1):
+            check()
+    finally:
+        store.close()
+
+
+def fill_in_order(store: Store) -> None:
+    """Nine gadgets of every kind, order and partition, written in list order (as a migration
+    finds a table's rows: ``count_blocks`` is to count them as the triggers did); closes
+    ``store``."""
+    try:
+        with store.session(write=True) as session:
+            for n in range(9):
+                kind = ("lamp", "desk", "fan")[n % 3]
+                session[GADGETS].add(
+                    Gadget(
+                        id=f"gdg_{n}",
+                        organization_id="org_a",
+                        kind=kind,
+                        order=n % 2,
+                        archived=n == 4,
+                        created_at=samples.at(n),
+                    )
+                )
     finally:
         store.close()

@@ -148,7 +148,7 @@ def test_the_copy_covers_every_table_a_store_keeps(tmp_path: pathlib.Path) -> No
     from compliance_store.sqlite import SqliteStore
     from compliance_store.sqlite import tables as sqlite_tables
 
-    derived = {"list_counts", "list_revisions", "list_facets"}
+    derived = {"list_counts", "list_revisions", "list_blocks", "list_facet_blocks"}
     SqliteStore(f"sqlite:///{tmp_path / 'every.db'}").close()
     with sqlite3.connect(tmp_path / "every.db") as conn:
         found = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -168,7 +168,13 @@ def test_the_postgres_schema_has_no_table_the_copy_misses(postgres_url: str) -> 
     server, schema = parse_url(postgres_url)
     with psycopg.connect(server) as conn:
         found = {name for (name,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))}
-    assert found - {"list_counts", "list_revisions", "list_facets", "compliance_migrations"} == set(TABLE_NAMES)
+    assert found - {
+        "list_counts",
+        "list_revisions",
+        "list_blocks",
+        "list_facet_blocks",
+        "compliance_migrations",
+    } == set(TABLE_NAMES)
 
 
 # --- the copy between stores --------------------------------------------------------------------

@@ -5,6 +5,7 @@ file lacking anything a registered table needs."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import pathlib
 import sqlite3
 from typing import Any
@@ -15,18 +16,28 @@ from sqlite_utils import Database
 from compliance_core import PageRequest
 from compliance_core.areas.vendors import VENDORS, Vendor, VendorFilter
 from compliance_core.kernel.records import Records
+from compliance_store.listing import PagedQuery
 from compliance_store.sqlite import SqliteStore
 from compliance_store.sqlite.codec import Mapper, make_converter
 from compliance_store.sqlite.migrations import MIGRATIONS, migrations
 from compliance_store.sqlite.migrations.helpers import (
     create_records_table,
     create_records_table_v2,
-    create_records_table_v3,
-    recount_facets,
+    create_records_table_v4,
+    recount_blocks,
 )
 
 from . import samples
-from .gadgets import WITH_GADGETS, check_served
+from .gadgets import (
+    GADGET_BLOCK_ROWS,
+    GADGETS,
+    WITH_GADGETS,
+    Gadget,
+    GadgetFilter,
+    check_blocks,
+    check_served,
+    fill_in_order,
+)
 
 NAMES = [name for name, _ in MIGRATIONS]
 MIGRATIONS_DIR = pathlib.Path(migrations.__code__.co_filename).parent
@@ -188,7 +199,7 @@ def test_a_filter_index_without_the_other_filters_is_refused(migrated: pathlib.P
 
 
 def _gadgets_migration(db: Database) -> None:
-    create_records_table_v3(
+    create_records_table_v4(
         db,
         "gadgets",
         {
@@ -201,6 +212,7 @@ def _gadgets_migration(db: Database) -> None:
         },
         filters=("kind", "order"),
         partition="archived",
+        rows=GADGET_BLOCK_ROWS,
     )
 
 
@@ -220,23 +232,32 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(migrated: path
     check_served(store)
 
 
-def test_facet_triggers_that_miss_a_filter_are_refused_until_recounted(migrated: pathlib.Path) -> None:
-    """A filter added without ``recount_facets`` would read 0 for its totals: refused instead."""
+def test_deep_pages_of_a_table_made_by_the_helper_are_found_through_its_blocks(migrated: pathlib.Path) -> None:
     db = Database(str(migrated))
     with db.atomic():
         _gadgets_migration(db)
-        recount_facets(db, "gadgets", filters=("kind",), partition="archived")
     db.close()
-    with pytest.raises(RuntimeError, match=r"gadgets_facet_insert does not count \['order', 'kind,order'\]"):
+
+    check_blocks(_open(migrated, areas=WITH_GADGETS))
+
+
+def test_block_triggers_that_miss_a_filter_are_refused_until_recounted(migrated: pathlib.Path) -> None:
+    """A filter added without ``recount_blocks`` would read 0 for its totals: refused instead."""
+    db = Database(str(migrated))
+    with db.atomic():
+        _gadgets_migration(db)
+        recount_blocks(db, "gadgets", filters=("kind",), partition="archived", rows=GADGET_BLOCK_ROWS)
+    db.close()
+    with pytest.raises(RuntimeError, match=r"gadgets_block_insert does not count \['order', 'kind,order'\]"):
         _open(migrated, areas=WITH_GADGETS)
     db = Database(str(migrated))
     with db.atomic():
-        recount_facets(db, "gadgets", filters=("kind", "order"), partition="archived")
+        recount_blocks(db, "gadgets", filters=("kind", "order"), partition="archived", rows=GADGET_BLOCK_ROWS)
     db.close()
     check_served(_open(migrated, areas=WITH_GADGETS))
 
 
-def test_a_table_made_by_the_second_helper_lacks_the_facet_counts(migrated: pathlib.Path) -> None:
+def test_a_table_made_by_the_second_helper_lacks_the_block_counts(migrated: pathlib.Path) -> None:
     db = Database(str(migrated))
     with db.atomic():
         create_records_table_v2(
@@ -254,7 +275,7 @@ def test_a_table_made_by_the_second_helper_lacks_the_facet_counts(migrated: path
             partition="archived",
         )
     db.close()
-    with pytest.raises(RuntimeError, match="trigger gadgets_facet_insert on gadgets does not exist"):
+    with pytest.raises(RuntimeError, match="trigger gadgets_block_insert on gadgets does not exist"):
         _open(migrated, areas=WITH_GADGETS)
 
 
@@ -349,3 +370,68 @@ def _rows(store: SqliteStore, records: Records[Any, Any], like: Any) -> int:
         return int(conn.execute(f"SELECT count(*) FROM {records.name} WHERE {where}", params).fetchone()[0])
     finally:
         conn.close()
+
+
+def test_a_deep_page_seeks_to_its_block_by_two_primary_key_ranges(
+    migrated: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One filter, ten gadgets in blocks of two: the page at offset 6 sums the block counts up
+    to the fourth block (one range of ``list_facet_blocks``' key), reads its start (one row of
+    ``list_blocks``) and reads two rows from there, skipping none."""
+    db = Database(str(migrated))
+    with db.atomic():
+        _gadgets_migration(db)
+    db.close()
+    statements: list[str] = []
+    connect = SqliteStore._connect
+
+    def traced(self: Any, *, read_only: bool = False) -> Any:
+        conn = connect(self, read_only=read_only)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(SqliteStore, "_connect", traced)
+    monkeypatch.setattr(PagedQuery, "SEEK_FROM", 1)
+    store = _open(migrated, areas=WITH_GADGETS)
+    try:
+        made = [
+            Gadget(id=f"gdg_{n:02d}", organization_id="org_a", kind="lamp", created_at=samples.at(n)) for n in range(10)
+        ]
+        with store.session(write=True) as session:
+            for gadget in made:
+                session[GADGETS].add(gadget)
+        statements.clear()
+        with store.session(write=False) as session:
+            items, total = session[GADGETS].list("org_a", GadgetFilter(kind="lamp"), PageRequest(page=4, per_page=2))
+        assert (list(items), total) == (made[6:8], 10)
+        locate = next(s for s in statements if "OVER (ORDER BY block" in s)
+        seek = next(s for s in statements if "(created_at, id) >=" in s)
+        assert "LIMIT 2 OFFSET 0" in seek, seek
+        assert not [s for s in statements if "OFFSET 6" in s], "no walk from the first row"
+    finally:
+        store.close()
+    with contextlib.closing(sqlite3.connect(migrated)) as conn:
+        plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {locate}"))
+        assert "SEARCH list_facet_blocks USING PRIMARY KEY" in plan and "SEARCH b USING PRIMARY KEY" in plan, plan
+        assert "TEMP B-TREE" not in plan, plan
+        plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {seek}"))
+        assert "gadgets_by_kind" in plan and "(created_at,id)>" in plan, plan
+
+
+def test_counting_the_rows_already_there_gives_what_the_triggers_kept(migrated: pathlib.Path) -> None:
+    """``count_blocks`` on a table written in list order (what a migration meets) leaves the
+    blocks and counts its triggers kept while the rows went in."""
+    db = Database(str(migrated))
+    with db.atomic():
+        _gadgets_migration(db)
+    db.close()
+    fill_in_order(_open(migrated, areas=WITH_GADGETS))
+    kept = "SELECT * FROM {} WHERE table_name = 'gadgets' ORDER BY 1, 2, 3, 4, 5, 6, 7"
+    with contextlib.closing(sqlite3.connect(migrated)) as conn:
+        before = [conn.execute(kept.format(name)).fetchall() for name in ("list_blocks", "list_facet_blocks")]
+        with conn:
+            recount_blocks(
+                Database(conn), "gadgets", filters=("kind", "order"), partition="archived", rows=GADGET_BLOCK_ROWS
+            )
+        after = [conn.execute(kept.format(name)).fetchall() for name in ("list_blocks", "list_facet_blocks")]
+    assert len(before[0]) == 5 and after == before

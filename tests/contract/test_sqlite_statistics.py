@@ -92,7 +92,7 @@ def test_a_three_filter_count_reads_the_covering_index_of_the_most_selective_col
     try:
         _add(store, 0, 300)  # opens this thread's connections: they predate the statistics
         # (without them SQLite cannot tell the columns apart and scans the dpa_status range;
-        # one or two filters read their totals from list_facets, three are counted)
+        # one or two filters read their totals from list_facet_blocks, three are counted)
         assert len(readers) == 1
         assert store.refresh_statistics() == ["vendors"]
         statements.clear()

@@ -33,6 +33,7 @@ from . import (
     m0006_policies,
     m0007_compliance_program,
     m0008_facet_counts,
+    m0009_list_blocks,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -48,6 +49,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0006_policies", m0006_policies.apply),
     ("0007_compliance_program", m0007_compliance_program.apply),
     ("0008_facet_counts", m0008_facet_counts.apply),
+    ("0009_list_blocks", m0009_list_blocks.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -23,11 +23,14 @@ import psycopg
 __all__ = [
     "create_records_table",
     "create_records_table_v2",
-    "create_records_table_v3",
+    "create_records_table_v4",
+    "count_blocks",
+    "recount_blocks",
+    "block_keys",
+    "BLOCK_ROWS",
     "cover_filter_indexes",
     "count_facets",
     "facet_keys",
-    "recount_facets",
     "filter_index_columns",
 ]
 
@@ -162,10 +165,11 @@ def _index(name: str, table: str, columns: Sequence[str]) -> str:
     return f'CREATE INDEX "{name}" ON "{table}" ({quoted})'
 
 
-def _function(name: str, body: str) -> str:
+def _function(name: str, body: str, variables: Sequence[str] = ()) -> str:
+    declared = "DECLARE\n" + "".join(f"    {variable};\n" for variable in variables) if variables else ""
     return (
         f'CREATE FUNCTION "{name}"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $function$\n'
-        f"BEGIN\n{body}    RETURN NULL;\nEND\n$function$"
+        f"{declared}BEGIN\n{body}    RETURN NULL;\nEND\n$function$"
     )
 
 
@@ -232,21 +236,6 @@ def _revision_triggers(table: str) -> tuple[str, ...]:
     )
 
 
-def create_records_table_v3(
-    cur: psycopg.Cursor[Any],
-    table: str,
-    columns: Mapping[str, str],
-    *,
-    filters: Sequence[str] = (),
-    partition: str | None = None,
-) -> None:
-    """``create_records_table_v2`` and then ``count_facets``: the table's lists filtered on one or
-    two columns take their totals from ``list_facets``. Every migration from 0008 on uses this
-    (it needs the ``list_facets`` table of migration 0008)."""
-    _create(cur, table, columns, filters, partition, covering=True)
-    count_facets(cur, table, filters=filters, partition=partition)
-
-
 def count_facets(cur: psycopg.Cursor[Any], table: str, *, filters: Sequence[str], partition: str | None = None) -> None:
     """Count the table's rows per value of each filter column and per pair of values of each two
     filter columns (``facet_keys``), in ``list_facets``, kept by the triggers
@@ -280,20 +269,6 @@ def count_facets(cur: psycopg.Cursor[Any], table: str, *, filters: Sequence[str]
         )
     for statement in _facet_triggers(table, filters, partition):
         cur.execute(statement)
-
-
-def recount_facets(
-    cur: psycopg.Cursor[Any], table: str, *, filters: Sequence[str], partition: str | None = None
-) -> None:
-    """Make a table's ``list_facets`` counts and triggers again for ``filters`` (all of them, in
-    the model's order): what a migration that adds or removes a filter column calls, since the
-    triggers name every column and the start-up check refuses triggers that miss one."""
-    _check_name(table)
-    for event in ("insert", "delete", "update"):
-        cur.execute(f'DROP TRIGGER "{table}_facet_{event}" ON "{table}"')
-    cur.execute(f'DROP FUNCTION "{table}_list_facets"()')
-    cur.execute("DELETE FROM list_facets WHERE table_name = %s", [table])
-    count_facets(cur, table, filters=filters, partition=partition)
 
 
 def facet_keys(filters: Sequence[str]) -> tuple[tuple[str, ...], ...]:
@@ -355,4 +330,206 @@ def _facet_triggers(table: str, filters: Sequence[str], partition: str | None) -
         _trigger(f"{table}_facet_insert", "INSERT", table, function),
         _trigger(f"{table}_facet_delete", "DELETE", table, function),
         _trigger(f"{table}_facet_update", "UPDATE", table, function, moved),
+    )
+
+
+BLOCK_ROWS = 1024
+"""Rows per block of ``count_blocks`` (before out-of-order inserts): where a deep page is found
+by summing at most ``rows / BLOCK_ROWS`` block counts and walking fewer than ``BLOCK_ROWS``
+index entries (the two costs balance near the square root of a million)."""
+
+
+def create_records_table_v4(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    columns: Mapping[str, str],
+    *,
+    filters: Sequence[str] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """``create_records_table_v2`` and then ``count_blocks``: the table's lists, unfiltered or
+    filtered on one or two columns, take their totals from ``list_facet_blocks`` and find a
+    deep page there instead of walking to it. Every migration from 0009 on uses this (it needs
+    the tables of migration 0009)."""
+    _create(cur, table, columns, filters, partition, covering=True)
+    count_blocks(cur, table, filters=filters, partition=partition, rows=rows)
+
+
+def block_keys(filters: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """The column sets counted per block: none (the unfiltered list, named ``""``), each filter
+    column, then each pair of them in ``filters`` order (``"a"``, ``"a,b"``)."""
+    return ((), *facet_keys(filters))
+
+
+def count_blocks(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    *,
+    filters: Sequence[str],
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """Cut the table's rows of each organization into blocks in (created_at, id) order and count,
+    per block, partition value and each value of ``block_keys`` (``list_facet_blocks``), kept by
+    the triggers ``<table>_block_insert|delete|update`` over the PL/pgSQL function
+    ``<table>_list_blocks()`` and filled here from the rows already there (``rows`` to a
+    block). What a block is, and why a list can seek to one, is in the SQLite store's
+    ``count_blocks``; here block 0 starts at ``('-infinity', '')``.
+
+    :param filters: the columns of the list filter model except the partition, in the model's
+        field order (a reader names a pair in that order)
+    """
+    scope = _scope(partition)
+    for name in (table, *filters, *scope):
+        _check_name(name)
+    if partition in filters:
+        raise ValueError(f"the partition {partition} is part of every count's scope, not a filter")
+    if rows < 1:
+        raise ValueError("a block holds at least one row")
+    # every row's position, beside what its counts are grouped by: one sort, then scans
+    kept = "".join(f', "{column}"' for column in (*scope[1:], *filters))
+    cur.execute(
+        f"CREATE TEMP TABLE block_rows AS SELECT organization_id, id, created_at{kept}, "
+        "row_number() OVER (PARTITION BY organization_id ORDER BY created_at, id) - 1 AS position "
+        f'FROM "{table}"'
+    )
+    cur.execute(
+        "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+        "high_created_at, high_id, rows) "
+        f"SELECT '{table}', g.organization_id, g.block, "
+        "CASE WHEN g.block = 0 THEN '-infinity' ELSE first.created_at END, "
+        "CASE WHEN g.block = 0 THEN '' ELSE first.id END, last.created_at, last.id, g.rows "
+        f"FROM (SELECT organization_id, position / {rows} AS block, min(position) AS first, "
+        "max(position) AS last, count(*) AS rows FROM block_rows GROUP BY 1, 2) AS g "
+        "JOIN block_rows AS first ON first.organization_id = g.organization_id AND first.position = g.first "
+        "JOIN block_rows AS last ON last.organization_id = g.organization_id AND last.position = g.last"
+    )
+    part = f'"{partition}"' if partition else "false"
+    for key in block_keys(filters):
+        values = [f'"{column}"::text' for column in key]
+        first = values[0] if values else "''"
+        second = values[1] if len(values) > 1 else "''"
+        present = " AND ".join(["true", *(f'"{column}" IS NOT NULL' for column in key)])
+        grouped = ", ".join(("organization_id", *([part] if partition else []), *values, f"position / {rows}"))
+        cur.execute(
+            "INSERT INTO list_facet_blocks (table_name, organization_id, partition_value, columns, value1, "
+            f"value2, block, total) SELECT '{table}', organization_id, {part}, '{','.join(key)}', {first}, "
+            f"{second}, position / {rows}, count(*) FROM block_rows WHERE {present} GROUP BY {grouped}"
+        )
+    cur.execute("DROP TABLE block_rows")
+    for statement in _block_triggers(table, filters, partition, rows):
+        cur.execute(statement)
+
+
+def recount_blocks(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    *,
+    filters: Sequence[str],
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """Make a table's blocks, counts and triggers again for ``filters`` (all of them, in the
+    model's order): what a migration that adds or removes a filter column calls, since the
+    triggers name every column and the start-up check refuses triggers that miss one."""
+    _check_name(table)
+    for event in ("insert", "delete", "update"):
+        cur.execute(f'DROP TRIGGER "{table}_block_{event}" ON "{table}"')
+    cur.execute(f'DROP FUNCTION "{table}_list_blocks"()')
+    cur.execute("DELETE FROM list_facet_blocks WHERE table_name = %s", [table])
+    cur.execute("DELETE FROM list_blocks WHERE table_name = %s", [table])
+    count_blocks(cur, table, filters=filters, partition=partition, rows=rows)
+
+
+def _block_triggers(table: str, filters: Sequence[str], partition: str | None, rows: int) -> tuple[str, ...]:
+    """The row's block is looked up once each way (one seek of ``list_blocks_by_start``); its
+    counts are one statement each way over a VALUES list joined to the primary key. On an
+    update, only the counts of a changed column, key, organization or partition are touched:
+    each VALUES row carries whether it changed."""
+    scope = _scope(partition)
+    located = ("organization_id", "created_at", "id")
+
+    def part(row: str) -> str:
+        return f'{row}."{partition}"' if partition else "false"
+
+    def changed(columns: Sequence[str]) -> str:
+        return " OR ".join(f'OLD."{c}" IS DISTINCT FROM NEW."{c}"' for c in columns)
+
+    def where(row: str) -> str:
+        return f"table_name = '{table}' AND organization_id = {row}.organization_id"
+
+    def locate(row: str, into: str) -> str:
+        return (
+            f"        SELECT block INTO {into} FROM list_blocks WHERE {where(row)}\n"
+            f"            AND (start_created_at, start_id) <= ({row}.created_at, {row}.id)\n"
+            "            ORDER BY start_created_at DESC, start_id DESC LIMIT 1;\n"
+        )
+
+    def counts(row: str, guarded: bool) -> str:
+        values = []
+        for key in block_keys(filters):
+            first = f'{row}."{key[0]}"::text' if key else "''"
+            second = f'{row}."{key[1]}"::text' if len(key) > 1 else "''"
+            moved = f"({changed((*located, *scope, *key))})" if guarded else "true"
+            values.append(f"('{','.join(key)}', {first}, {second}, {moved})")
+        return "(VALUES " + ", ".join(values) + ") AS f (columns, value1, value2, changed)"
+
+    def remove(guarded: bool) -> str:
+        rows_moved = f" AND ({changed(located)})" if guarded else ""
+        return (
+            locate("OLD", "old_block")
+            + f"        UPDATE list_blocks SET rows = rows - 1 WHERE {where('OLD')} AND block = old_block{rows_moved};\n"
+            "        UPDATE list_facet_blocks AS counts SET total = counts.total - 1\n"
+            f"        FROM {counts('OLD', guarded)}\n"
+            f"        WHERE f.changed AND counts.table_name = '{table}' AND counts.organization_id = OLD.organization_id\n"
+            f"            AND counts.partition_value = {part('OLD')} AND counts.columns = f.columns\n"
+            "            AND counts.value1 = f.value1 AND counts.value2 = f.value2 AND counts.block = old_block;\n"
+        )
+
+    def add(guarded: bool) -> str:
+        newer = "(high_created_at, high_id) < (NEW.created_at, NEW.id)"
+        rows_moved = f" AND ({changed(located)})" if guarded else ""
+        opened = (
+            ""
+            if guarded
+            else (
+                "        INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id,\n"
+                "            high_created_at, high_id, rows)\n"
+                f"        SELECT '{table}', NEW.organization_id, block + 1, NEW.created_at, NEW.id, NEW.created_at,"
+                " NEW.id, 0\n"
+                f"        FROM list_blocks WHERE {where('NEW')} AND rows >= {rows} AND {newer}\n"
+                f"            AND block = (SELECT max(block) FROM list_blocks WHERE {where('NEW')});\n"
+            )
+        )
+        return (
+            "        INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id,\n"
+            "            high_created_at, high_id, rows)\n"
+            f"        VALUES ('{table}', NEW.organization_id, 0, '-infinity', '', '-infinity', '', 0)\n"
+            "        ON CONFLICT (table_name, organization_id, block) DO NOTHING;\n"
+            f"{opened}" + locate("NEW", "new_block") + "        UPDATE list_blocks SET rows = rows + 1,\n"
+            f"            high_created_at = CASE WHEN {newer} THEN NEW.created_at ELSE high_created_at END,\n"
+            f"            high_id = CASE WHEN {newer} THEN NEW.id ELSE high_id END\n"
+            f"        WHERE {where('NEW')} AND block = new_block{rows_moved};\n"
+            "        INSERT INTO list_facet_blocks AS counts\n"
+            "            (table_name, organization_id, partition_value, columns, value1, value2, block, total)\n"
+            f"        SELECT '{table}', NEW.organization_id, {part('NEW')}, f.columns, f.value1, f.value2, new_block, 1\n"
+            f"        FROM {counts('NEW', guarded)}\n"
+            "        WHERE f.changed AND f.value1 IS NOT NULL AND f.value2 IS NOT NULL\n"
+            "        ON CONFLICT (table_name, organization_id, partition_value, columns, value1, value2, block)\n"
+            "        DO UPDATE SET total = counts.total + 1;\n"
+        )
+
+    body = (
+        f"    IF TG_OP = 'UPDATE' THEN\n{remove(True)}{add(True)}"
+        f"    ELSIF TG_OP = 'DELETE' THEN\n{remove(False)}"
+        f"    ELSE\n{add(False)}    END IF;\n"
+    )
+    moved = changed((*located, *scope, *filters))
+    function = f"{table}_list_blocks"
+    return (
+        _function(function, body, ("old_block integer", "new_block integer")),
+        _trigger(f"{table}_block_insert", "INSERT", table, function),
+        _trigger(f"{table}_block_delete", "DELETE", table, function),
+        _trigger(f"{table}_block_update", "UPDATE", table, function, moved),
     )

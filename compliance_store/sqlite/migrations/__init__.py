@@ -26,6 +26,7 @@ from . import (
     m0009_policies,
     m0010_compliance_program,
     m0011_facet_counts,
+    m0012_list_blocks,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -45,6 +46,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0009_policies", m0009_policies.apply),
     ("0010_compliance_program", m0010_compliance_program.apply),
     ("0011_facet_counts", m0011_facet_counts.apply),
+    ("0012_list_blocks", m0012_list_blocks.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -22,11 +22,14 @@ from sqlite_utils import Database
 __all__ = [
     "create_records_table",
     "create_records_table_v2",
-    "create_records_table_v3",
+    "create_records_table_v4",
+    "count_blocks",
+    "recount_blocks",
+    "block_keys",
+    "BLOCK_ROWS",
     "cover_filter_indexes",
     "count_facets",
     "facet_keys",
-    "recount_facets",
     "filter_index_columns",
 ]
 
@@ -187,26 +190,6 @@ def _revision_triggers(table: str) -> tuple[str, str, str, str]:
     )
 
 
-def create_records_table_v3(
-    db: Database, table: str, columns: Mapping[str, str], *, filters: Sequence[str] = (), partition: str | None = None
-) -> None:
-    """``create_records_table_v2`` and then ``count_facets``: the table's lists filtered on one or
-    two columns take their totals from ``list_facets``. Every migration from 0011 on uses this
-    (it needs the ``list_facets`` table of migration 0011).
-
-    A future area's migration, e.g. ``m0012_controls.py``::
-
-        def apply(db: Database) -> None:
-            create_records_table_v3(db, "controls", {
-                "id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL", "name": "TEXT NOT NULL",
-                "status": "TEXT NOT NULL", "owner_id": "TEXT", "archived": "INTEGER NOT NULL DEFAULT 0",
-                "created_at": "TEXT NOT NULL", "updated_at": "TEXT NOT NULL",
-            }, filters=("status", "owner_id"), partition="archived")
-    """
-    _create(db, table, columns, filters, partition, covering=True)
-    count_facets(db, table, filters=filters, partition=partition)
-
-
 def count_facets(db: Database, table: str, *, filters: Sequence[str], partition: str | None = None) -> None:
     """Count the table's rows per value of each filter column and per pair of values of each two
     filter columns (``facet_keys``), in ``list_facets``, kept by the triggers
@@ -239,17 +222,6 @@ def count_facets(db: Database, table: str, *, filters: Sequence[str], partition:
         )
     for statement in _facet_triggers(table, filters, partition):
         db.execute(statement)
-
-
-def recount_facets(db: Database, table: str, *, filters: Sequence[str], partition: str | None = None) -> None:
-    """Make a table's ``list_facets`` counts and triggers again for ``filters`` (all of them, in
-    the model's order): what a migration that adds or removes a filter column calls, since the
-    triggers name every column and the start-up check refuses triggers that miss one."""
-    _check_name(table)
-    for event in ("insert", "delete", "update"):
-        db.execute(f'DROP TRIGGER "{table}_facet_{event}"')
-    db.execute("DELETE FROM list_facets WHERE table_name = ?", [table])
-    count_facets(db, table, filters=filters, partition=partition)
 
 
 def facet_keys(filters: Sequence[str]) -> tuple[tuple[str, ...], ...]:
@@ -309,6 +281,210 @@ def _facet_triggers(table: str, filters: Sequence[str], partition: str | None) -
         f"CREATE TRIGGER {table}_facet_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
         (
             f"CREATE TRIGGER {table}_facet_update AFTER UPDATE ON {table} WHEN {moved} "
+            f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
+        ),
+    )
+
+
+BLOCK_ROWS = 1024
+"""Rows per block of ``count_blocks`` (before out-of-order inserts): where a deep page is found
+by summing at most ``rows / BLOCK_ROWS`` block counts and walking fewer than ``BLOCK_ROWS``
+index entries (the two costs balance near the square root of a million)."""
+
+
+def create_records_table_v4(
+    db: Database,
+    table: str,
+    columns: Mapping[str, str],
+    *,
+    filters: Sequence[str] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """``create_records_table_v2`` and then ``count_blocks``: the table's lists, unfiltered or
+    filtered on one or two columns, take their totals from ``list_facet_blocks`` and find a
+    deep page there instead of walking to it. Every migration from 0012 on uses this (it needs
+    the tables of migration 0012).
+
+    A future area's migration, e.g. ``m0013_controls.py``::
+
+        def apply(db: Database) -> None:
+            create_records_table_v4(db, "controls", {
+                "id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL", "name": "TEXT NOT NULL",
+                "status": "TEXT NOT NULL", "owner_id": "TEXT", "archived": "INTEGER NOT NULL DEFAULT 0",
+                "created_at": "TEXT NOT NULL", "updated_at": "TEXT NOT NULL",
+            }, filters=("status", "owner_id"), partition="archived")
+    """
+    _create(db, table, columns, filters, partition, covering=True)
+    count_blocks(db, table, filters=filters, partition=partition, rows=rows)
+
+
+def block_keys(filters: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """The column sets counted per block: none (the unfiltered list, named ``""``), each filter
+    column, then each pair of them in ``filters`` order (``"a"``, ``"a,b"``)."""
+    return ((), *facet_keys(filters))
+
+
+def count_blocks(
+    db: Database, table: str, *, filters: Sequence[str], partition: str | None = None, rows: int = BLOCK_ROWS
+) -> None:
+    """Cut the table's rows of each organization into blocks in (created_at, id) order and count,
+    per block, partition value and each value of ``block_keys`` (``list_facet_blocks``), so a
+    list of one of those filter sets finds the block holding any offset by a running sum, and
+    seeks to it: kept by the triggers ``<table>_block_insert|delete|update`` and filled here
+    from the rows already there (``rows`` to a block).
+
+    A block is a key range: block ``b`` holds the rows from its start key (``list_blocks``) up
+    to the next block's start; block 0 starts before every key. A row is counted in the block
+    whose range holds its key, found again by the key on every change, so the rows of a filter
+    set from a block's start on are exactly the set's rows in that block and every later one.
+    An insert newer than every row the last block ever held (``high``), when that block has
+    ``rows`` rows, opens the next block at the new key; nothing else moves a boundary. So
+    appends (the usual write) keep blocks at ``rows``; rows inserted out of order grow the
+    block their key falls in, and deletes shrink theirs.
+
+    A row with NULL in a column is in no count of that column (a filter never matches NULL); a
+    value is kept as its text, as in ``count_facets``.
+
+    :param filters: the columns of the list filter model except the partition, in the model's
+        field order (a reader names a pair in that order)
+    """
+    scope = _scope(partition)
+    for name in (table, *filters, *scope):
+        _check_name(name)
+    if partition in filters:
+        raise ValueError(f"the partition {partition} is part of every count's scope, not a filter")
+    if rows < 1:
+        raise ValueError("a block holds at least one row")
+    # every row's position, beside what its counts are grouped by: one sort, then scans
+    kept = "".join(f', "{column}"' for column in (*scope[1:], *filters))
+    db.execute(
+        f"CREATE TEMP TABLE block_rows AS SELECT organization_id, id, created_at{kept}, "
+        "row_number() OVER (PARTITION BY organization_id ORDER BY created_at, id) - 1 AS position "
+        f'FROM "{table}"'
+    )
+    db.execute("CREATE UNIQUE INDEX block_rows_by_position ON block_rows (organization_id, position)")
+    db.execute(
+        "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+        "high_created_at, high_id, rows) "
+        f"SELECT '{table}', g.organization_id, g.block, "
+        "CASE WHEN g.block = 0 THEN '' ELSE first.created_at END, "
+        "CASE WHEN g.block = 0 THEN '' ELSE first.id END, last.created_at, last.id, g.rows "
+        f"FROM (SELECT organization_id, position / {rows} AS block, min(position) AS first, "
+        "max(position) AS last, count(*) AS rows FROM block_rows GROUP BY 1, 2) AS g "
+        "JOIN block_rows AS first ON first.organization_id = g.organization_id AND first.position = g.first "
+        "JOIN block_rows AS last ON last.organization_id = g.organization_id AND last.position = g.last"
+    )
+    part = f'"{partition}"' if partition else "0"
+    for key in block_keys(filters):
+        values = [f'CAST("{column}" AS TEXT)' for column in key]
+        first = values[0] if values else "''"
+        second = values[1] if len(values) > 1 else "''"
+        present = " AND ".join(["1", *(f'"{column}" IS NOT NULL' for column in key)])
+        grouped = ", ".join(("organization_id", *([part] if partition else []), *values, "block"))
+        db.execute(
+            "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
+            f"block, total) SELECT '{table}', organization_id, {part}, '{','.join(key)}', {first}, {second}, "
+            f"position / {rows} AS block, count(*) FROM block_rows WHERE {present} GROUP BY {grouped}"
+        )
+    db.execute("DROP TABLE block_rows")
+    for statement in _block_triggers(table, filters, partition, rows):
+        db.execute(statement)
+
+
+def recount_blocks(
+    db: Database, table: str, *, filters: Sequence[str], partition: str | None = None, rows: int = BLOCK_ROWS
+) -> None:
+    """Make a table's blocks, counts and triggers again for ``filters`` (all of them, in the
+    model's order): what a migration that adds or removes a filter column calls, since the
+    triggers name every column and the start-up check refuses triggers that miss one."""
+    _check_name(table)
+    for event in ("insert", "delete", "update"):
+        db.execute(f'DROP TRIGGER "{table}_block_{event}"')
+    db.execute("DELETE FROM list_facet_blocks WHERE table_name = ?", [table])
+    db.execute("DELETE FROM list_blocks WHERE table_name = ?", [table])
+    count_blocks(db, table, filters=filters, partition=partition, rows=rows)
+
+
+def _block_triggers(table: str, filters: Sequence[str], partition: str | None, rows: int) -> tuple[str, str, str]:
+    """One statement per counted key, each a primary-key upsert or update on the block its row's
+    key falls in (``block``: one seek of the ``list_blocks_by_start`` index). On an update,
+    only the counts of a changed column, key, organization or partition are touched: each
+    guard names only OLD and NEW, so SQLite tests it before any lookup."""
+    scope = _scope(partition)
+    where = f"table_name = '{table}' AND organization_id = {{row}}.organization_id"
+
+    def block(row: str) -> str:
+        return (
+            f"(SELECT block FROM list_blocks WHERE {where.format(row=row)} AND (start_created_at, start_id) "
+            f"<= ({row}.created_at, {row}.id) ORDER BY start_created_at DESC, start_id DESC LIMIT 1)"
+        )
+
+    def part(row: str) -> str:
+        return f'{row}."{partition}"' if partition else "0"
+
+    def changed(columns: Sequence[str]) -> str:
+        return " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in columns)
+
+    def value(row: str, key: tuple[str, ...], index: int) -> str:
+        return f'CAST({row}."{key[index]}" AS TEXT)' if index < len(key) else "''"
+
+    located = ("organization_id", "created_at", "id")
+
+    def add(row: str, guarded: bool) -> str:
+        newer = f"(high_created_at, high_id) < ({row}.created_at, {row}.id)"
+        statements = [
+            "INSERT OR IGNORE INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+            f"high_created_at, high_id, rows) VALUES ('{table}', {row}.organization_id, 0, '', '', '', '', 0);",
+        ]
+        if not guarded:  # an insert may open the next block
+            statements.append(
+                "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+                f"high_created_at, high_id, rows) SELECT '{table}', {row}.organization_id, block + 1, "
+                f"{row}.created_at, {row}.id, {row}.created_at, {row}.id, 0 FROM list_blocks "
+                f"WHERE {where.format(row=row)} AND rows >= {rows} AND {newer} "
+                f"AND block = (SELECT max(block) FROM list_blocks WHERE {where.format(row=row)});"
+            )
+        guard = f" AND ({changed(located)})" if guarded else ""
+        statements.append(
+            f"UPDATE list_blocks SET rows = rows + 1, "
+            f"high_created_at = CASE WHEN {newer} THEN {row}.created_at ELSE high_created_at END, "
+            f"high_id = CASE WHEN {newer} THEN {row}.id ELSE high_id END "
+            f"WHERE {where.format(row=row)} AND block = {block(row)}{guard};"
+        )
+        for key in block_keys(filters):
+            present = " AND ".join(["1", *(f'{row}."{column}" IS NOT NULL' for column in key)])
+            if guarded:
+                present += f" AND ({changed((*located, *scope, *key))})"
+            statements.append(
+                "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
+                f"block, total) SELECT '{table}', {row}.organization_id, {part(row)}, '{','.join(key)}', "
+                f"{value(row, key, 0)}, {value(row, key, 1)}, {block(row)}, 1 WHERE {present} "
+                "ON CONFLICT (table_name, organization_id, archived, columns, value1, value2, block) "
+                "DO UPDATE SET total = total + 1;"
+            )
+        return " ".join(statements)
+
+    def remove(row: str, guarded: bool) -> str:
+        guard = f" AND ({changed(located)})" if guarded else ""
+        statements = [
+            f"UPDATE list_blocks SET rows = rows - 1 WHERE {where.format(row=row)} AND block = {block(row)}{guard};"
+        ]
+        for key in block_keys(filters):
+            guard = f" AND ({changed((*located, *scope, *key))})" if guarded else ""
+            statements.append(
+                f"UPDATE list_facet_blocks SET total = total - 1 WHERE {where.format(row=row)} "
+                f"AND archived = {part(row)} AND columns = '{','.join(key)}' AND value1 = {value(row, key, 0)} "
+                f"AND value2 = {value(row, key, 1)} AND block = {block(row)}{guard};"
+            )
+        return " ".join(statements)
+
+    moved = changed((*located, *scope, *filters))
+    return (
+        f"CREATE TRIGGER {table}_block_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
+        f"CREATE TRIGGER {table}_block_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
+        (
+            f"CREATE TRIGGER {table}_block_update AFTER UPDATE ON {table} WHEN {moved} "
             f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
         ),
     )
