@@ -64,9 +64,12 @@ def lease(
     sizes, no more requests are granted than the bucket holds: the limit is kept.
     """
     if bucket is None:
-        tokens = float(policy.burst)
+        tokens, refilled_to = float(policy.burst), now
     else:
-        elapsed = max(0.0, (now - bucket.updated_at).total_seconds())
+        # Processes read the clock before they wait for the write, so a bucket may already be
+        # refilled past ``now``; moving its time back would credit that stretch a second time.
+        refilled_to = max(now, bucket.updated_at)
+        elapsed = (refilled_to - bucket.updated_at).total_seconds()
         tokens = min(float(policy.burst), bucket.tokens + elapsed * policy.per_second)
     tokens = min(float(policy.burst), tokens + max(0.0, returned))
     granted = max(0, min(want, int(math.floor(tokens))))
@@ -79,7 +82,7 @@ def lease(
         reset_at=math.ceil(now.timestamp() + (policy.burst - after_first) / policy.per_second),
         retry_after=0 if granted else max(1, math.ceil((1.0 - tokens) / policy.per_second)),
     )
-    return Bucket(tokens=tokens, updated_at=now), decision, granted
+    return Bucket(tokens=tokens, updated_at=refilled_to), decision, granted
 
 
 def take(bucket: Bucket | None, policy: RateLimitPolicy, now: dt.datetime) -> tuple[Bucket, RateDecision]:

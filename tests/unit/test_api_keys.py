@@ -148,3 +148,32 @@ def test_staff_keys_act_as_a_person_of_the_organization(platform, owner, other_o
     assert platform.access.admit(admin.secret).actor.person_id is None
     bound_admin = platform.api_keys.create(owner, NewApiKey(name="Ann admin", role="admin", person_id=ann.id))
     assert platform.access.admit(bound_admin.secret).actor.person_id == ann.id
+
+
+def test_a_clock_read_late_does_not_refill_the_same_stretch_twice() -> None:
+    """Two processes read the clock at 0 s and 0.1 s, then take turns at the write lock."""
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    policy, bucket, allowed = RateLimitPolicy(600, 1), None, 0  # one token per 0.1 s
+    for offset in [0.0, 0.1] * 10:
+        bucket, decision = take(bucket, policy, start + dt.timedelta(seconds=offset))
+        allowed += decision.allowed
+    assert allowed == 2
+
+
+@settings(max_examples=200)
+@given(
+    policy=st.builds(RateLimitPolicy, st.integers(60, 6000), st.integers(1, 20)),  # often empty
+    steps=st.lists(st.tuples(st.floats(0, 0.5), st.floats(0, 0.5)), min_size=1, max_size=120),
+)
+def test_clocks_read_before_the_lock_credit_no_time_twice(policy: RateLimitPolicy, steps) -> None:
+    """Each write happens ``gap`` after the last one, with a clock read up to ``lag`` earlier."""
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    bucket, allowed, reads = None, 0, []
+    for gap, lag in steps:
+        now += dt.timedelta(seconds=gap)
+        read = now - dt.timedelta(seconds=lag)
+        reads.append(read)
+        bucket, decision = take(bucket, policy, read)
+        allowed += decision.allowed
+    span = (max(reads) - min(reads)).total_seconds()
+    assert allowed <= policy.burst + span * policy.per_second + 1e-6
