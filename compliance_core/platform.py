@@ -18,7 +18,7 @@ from .areas.people import PEOPLE
 from .areas.webhooks import DeliveryEngine, Sender, WebhookPolicy
 from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
-from .kernel.events import Signals
+from .kernel.events import OUTBOX, OUTBOX_RETENTION, Signals
 from .kernel.idempotency import IDEMPOTENCY, RETENTION
 from .kernel.ids import IdGenerator, RandomIds
 from .kernel.pagination import DEFAULT_BUDGET, PageCache
@@ -209,6 +209,17 @@ class Platform:
         cutoff = utc(now if now is not None else self.clock.now()) - RETENTION
         with self.uow.write(None) as tx:
             return tx[IDEMPOTENCY].purge(cutoff)
+
+    def purge_outbox(self, now: dt.datetime | None = None) -> int:
+        """Delete the outbox messages published more than ``OUTBOX_RETENTION`` (a week) ago, in
+        one write, and return how many were deleted; unpublished ones stay whatever their age.
+
+        Called with ``purge_idempotency``, by the server and ``compliance maintenance``; the
+        outbox would otherwise keep a row for every write ever made. Maintenance: no event.
+        """
+        cutoff = utc(now if now is not None else self.clock.now()) - OUTBOX_RETENTION
+        with self.uow.write(None) as tx:
+            return tx[OUTBOX].purge(cutoff)
 
     def lapse_risk_acceptances(self, now: dt.datetime | None = None) -> int:
         """Return the accepted risks whose acceptance has reached its expiry date to review, in

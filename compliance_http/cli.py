@@ -251,11 +251,13 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 def _maintenance(args: argparse.Namespace) -> int:
     with _open(args.db) as platform:
         purged = platform.purge_idempotency()
+        published = platform.purge_outbox()
         due = platform.policies.sweep_reviews()
         lapsed = platform.lapse_risk_acceptances()
         analysed = refresh_statistics(platform.store)
     report: dict[str, Any] = {
         "purgedIdempotencyRecords": purged,
+        "purgedOutboxMessages": published,
         "policiesDueForReview": due,
         "lapsedRiskAcceptances": lapsed,
     }
@@ -657,7 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="purge idempotency records, sweep policy reviews and risk acceptances, refresh statistics",
+        help="purge idempotency records and old published events, sweep policy reviews and risk acceptances,"
+        " refresh statistics",
         description="Delete the idempotency records older than 24 hours (they are never replayed "
         "again), move published policies past their review date to needs_review, return the risks "
         "whose acceptance has reached its expiry date to review, and print "

@@ -664,6 +664,8 @@ class Purges(Protocol):
 
     def purge_idempotency(self, now: dt.datetime | None = None) -> int: ...
 
+    def purge_outbox(self, now: dt.datetime | None = None) -> int: ...
+
     def lapse_risk_acceptances(self, now: dt.datetime | None = None) -> int: ...
 
 
@@ -680,14 +682,27 @@ def refresh_statistics(store: object) -> list[str] | None:
     return store.refresh_statistics() if isinstance(store, RefreshesStatistics) else None
 
 
+_ROUNDS: tuple[tuple[str, str, str], ...] = (
+    ("purge_idempotency", "purge expired idempotency records", "purged %d expired idempotency record(s)"),
+    ("purge_outbox", "purge published outbox messages", "purged %d outbox message(s) published over a week ago"),
+    (
+        "lapse_risk_acceptances",
+        "lapse expired risk acceptances",
+        "returned %d risk(s) whose acceptance expired to review",
+    ),
+)
+"""The jobs of each round of ``periodic_purge``: the platform method, what a failure could not
+do, and the line logged with its count (the idempotency purge's even when 0, as a heartbeat)."""
+
+
 @contextlib.contextmanager
 def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[threading.Thread]:
-    """Purge expired idempotency records now and then every ``every`` seconds, in a thread, while
-    the block runs; each purge logs how many records went. The same rounds return risks whose
-    acceptance has expired to review (``Platform.lapse_risk_acceptances``). A failing purge is logged and tried
-    again next time. The server runs it in its lead worker only: every worker shares the store,
-    so one purger is enough. The platform's store, if it keeps planner statistics, has them
-    refreshed after each purge (an analysis is logged with the tables it covered).
+    """Run the rounds of ``_ROUNDS`` (expired idempotency records, published outbox messages
+    past their week, risk acceptances past their expiry) now and then every ``every`` seconds,
+    in a thread, while the block runs. A failing job is logged and tried again next round, and
+    the others still run. The server runs it in its lead worker only: every worker shares the
+    store, so one purger is enough. The platform's store, if it keeps planner statistics, has
+    them refreshed after each round (an analysis is logged with the tables it covered).
 
     >>> with periodic_purge(platform):  # doctest: +SKIP
     ...     server.run()
@@ -696,19 +711,14 @@ def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[thr
 
     def run() -> None:
         while True:
-            try:
-                purged = platform.purge_idempotency()
-            except Exception:  # a busy or failing store must not kill the worker
-                log.exception("could not purge expired idempotency records; retrying in %.0f s", every)
-            else:
-                log.info("purged %d expired idempotency record(s)", purged)
-            try:
-                lapsed = platform.lapse_risk_acceptances()
-            except Exception:
-                log.exception("could not lapse expired risk acceptances; retrying in %.0f s", every)
-            else:
-                if lapsed:
-                    log.info("returned %d risk(s) whose acceptance expired to review", lapsed)
+            for method, failure, done in _ROUNDS:
+                try:
+                    count = getattr(platform, method)()
+                except Exception:  # a busy or failing store must not kill the worker
+                    log.exception("could not %s; retrying in %.0f s", failure, every)
+                else:
+                    if count or method == "purge_idempotency":
+                        log.info(done, count)
             try:
                 analysed = refresh_statistics(getattr(platform, "store", None))
             except Exception:

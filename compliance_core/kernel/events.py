@@ -25,7 +25,12 @@ from .registry import Repo
 
 log = logging.getLogger("compliance_core.events")
 
-__all__ = ["Event", "OutboxMessage", "OutboxRepository", "OUTBOX", "Signals", "event_body"]
+__all__ = ["Event", "OutboxMessage", "OutboxRepository", "OUTBOX", "OUTBOX_RETENTION", "Signals", "event_body"]
+
+OUTBOX_RETENTION = dt.timedelta(days=7)
+"""How long a published message stays in the outbox. Nothing reads it after publication (each
+webhook delivery keeps its own body, the audit log its own entry); the week leaves room to look
+at what went out, by hand or with ``compliance migrate-store``, before it goes."""
 
 
 @attrs.frozen(kw_only=True)
@@ -83,6 +88,11 @@ class OutboxRepository(Protocol):
     def pending(self, limit: int = 100) -> list[OutboxMessage]: ...
 
     def mark_published(self, message_ids: Iterable[str], at: dt.datetime) -> None: ...
+
+    def purge(self, before: dt.datetime) -> int:
+        """Delete the messages published before ``before`` (never an unpublished one) and
+        return how many went."""
+        ...
 
 
 OUTBOX: Repo[OutboxRepository] = Repo("outbox")

@@ -317,6 +317,12 @@ class MemoryOutbox(_Repo):
             if message is not None:
                 self.t.set("outbox", message_id, attrs.evolve(message, published_at=at))
 
+    def purge(self, before: dt.datetime) -> int:
+        gone = [m.id for m in self.t.values("outbox") if m.published_at is not None and m.published_at < before]
+        for message_id in gone:
+            self.t.delete("outbox", message_id)
+        return len(gone)
+
     def dump(self) -> Iterator[OutboxMessage]:
         """Every message, published or not, by id (``compliance_store.copy``)."""
         return self._sorted("outbox")

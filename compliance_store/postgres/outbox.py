@@ -51,6 +51,12 @@ class PostgresOutbox:
         if ids:
             self._cur.execute(_MARK, (at, ids))
 
+    def purge(self, before: dt.datetime) -> int:
+        """A range of the ``outbox_published`` index (migration 0010)."""
+        return self._cur.execute(
+            "DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < %s", (before,)
+        ).rowcount
+
     def dump(self) -> Iterator[OutboxMessage]:
         """Every message, published or not, by id, read in batches (``compliance_store.copy``)."""
         return map(self._mapper.from_row, stream(self._cur, f"{self._mapper.select_sql} ORDER BY id"))

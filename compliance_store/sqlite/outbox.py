@@ -42,6 +42,12 @@ class SqliteOutbox:
             "UPDATE outbox SET published_at = ? WHERE id = ?", [(stamp, message_id) for message_id in message_ids]
         )
 
+    def purge(self, before: dt.datetime) -> int:
+        """A range of the ``outbox_pending`` index, whose first column is ``published_at``."""
+        return self._conn.execute(
+            "DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < ?", (encode_timestamp(before),)
+        ).rowcount
+
     def dump(self) -> Iterator[OutboxMessage]:
         """Every message, published or not, by id, read lazily (``compliance_store.copy``)."""
         return map(self._mapper.from_row, self._conn.execute(f"{self._mapper.select_sql} ORDER BY id"))

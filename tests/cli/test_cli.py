@@ -495,6 +495,7 @@ def test_maintenance_purges_idempotency_records_older_than_a_day(run, db: str, o
         0,
         {
             "purgedIdempotencyRecords": 2,
+            "purgedOutboxMessages": 0,  # nothing delivered them yet
             "policiesDueForReview": 0,
             "lapsedRiskAcceptances": 0,
             "analyzedTables": ["vendors", "audit_log"],
@@ -503,7 +504,13 @@ def test_maintenance_purges_idempotency_records_older_than_a_day(run, db: str, o
     )
     assert run("maintenance", "--db", db) == (
         0,
-        {"purgedIdempotencyRecords": 0, "policiesDueForReview": 0, "lapsedRiskAcceptances": 0, "analyzedTables": []},
+        {
+            "purgedIdempotencyRecords": 0,
+            "purgedOutboxMessages": 0,
+            "policiesDueForReview": 0,
+            "lapsedRiskAcceptances": 0,
+            "analyzedTables": [],
+        },
         None,
     )
     with platform_for(db) as platform:  # the recent record still replays

@@ -4,7 +4,7 @@ from typing import Any
 
 from compliance_core import Platform
 from compliance_core.areas.findings import FindingPatch, NewFinding
-from compliance_core.kernel.events import OUTBOX
+from compliance_core.kernel.events import OUTBOX, OUTBOX_RETENTION
 from compliance_core.kernel.uow import Store
 
 from . import samples
@@ -35,6 +35,39 @@ def test_pending_is_unpublished_oldest_first_and_limited(store: Store) -> None:
         session[OUTBOX].mark_published([m.id for m in messages], samples.at(101))
     with store.session(write=False) as session:
         assert session[OUTBOX].pending() == []
+
+
+def test_purge_deletes_only_messages_published_before_the_time(store: Store) -> None:
+    messages = [samples.outbox_message(id=f"evt_{n}", occurred_at=samples.at(n)) for n in range(4)]
+    with store.session(write=True) as session:
+        for message in messages:
+            session[OUTBOX].add(message)
+        session[OUTBOX].mark_published(["evt_0"], samples.at(10))
+        session[OUTBOX].mark_published(["evt_1"], samples.at(20))
+    with store.session(write=True) as session:
+        assert session[OUTBOX].purge(samples.at(10)) == 0  # published exactly then: not before
+        assert session[OUTBOX].purge(samples.at(1000)) == 2  # the unpublished stay, however old
+    with store.session(write=False) as session:
+        assert [m.id for m in session[OUTBOX].dump()] == ["evt_2", "evt_3"]  # type: ignore[attr-defined]
+        assert session[OUTBOX].pending() == messages[2:]
+
+
+class _NoSends:
+    def send(self, url: str, body: bytes, headers: Any) -> Any:
+        raise AssertionError("no webhook is configured")
+
+
+def test_the_platform_keeps_published_messages_a_week(platform: Platform, owner: Any, clock: Any) -> None:
+    platform.findings.create(owner, NewFinding(title="Weak TLS", severity="low"))
+    platform.delivery_engine(_NoSends()).step()  # publishes it: no endpoint wants it
+    platform.findings.create(owner, NewFinding(title="Unpublished", severity="low"))
+    with platform.store.session(write=False) as session:
+        published = [m for m in session[OUTBOX].dump() if m.published_at]  # type: ignore[attr-defined]
+    assert len(published) >= 1
+    assert platform.purge_outbox(clock.now() + OUTBOX_RETENTION) == 0
+    assert platform.purge_outbox(clock.now() + OUTBOX_RETENTION * 2) == len(published)
+    with platform.store.session(write=False) as session:
+        assert [m.payload["data"]["title"] for m in session[OUTBOX].pending()] == ["Unpublished"]
 
 
 def test_every_committed_event_reaches_the_outbox(platform: Platform, owner: Any) -> None:

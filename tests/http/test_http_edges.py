@@ -386,6 +386,9 @@ class _FakePlatform:
             raise result
         return result
 
+    def purge_outbox(self, now: Any = None) -> int:
+        return 0
+
     def lapse_risk_acceptances(self, now: Any = None) -> int:
         return 0
 

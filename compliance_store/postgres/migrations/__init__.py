@@ -34,6 +34,7 @@ from . import (
     m0007_compliance_program,
     m0008_facet_counts,
     m0009_list_blocks,
+    m0010_outbox_published,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -50,6 +51,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0007_compliance_program", m0007_compliance_program.apply),
     ("0008_facet_counts", m0008_facet_counts.apply),
     ("0009_list_blocks", m0009_list_blocks.apply),
+    ("0010_outbox_published", m0010_outbox_published.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
