@@ -17,13 +17,14 @@ so its totals come out right and its revisions only ever grow.
 
 How
 ---
-Rows travel as models: each repository's ``dump()`` reads its rows in key order and the target's
-own repository writes them (``add``/``put``), so each store keeps its own encodings (SQLite's ISO
-text, PostgreSQL's ``timestamptz`` and ``json``) and checks its own constraints (unique API-key
-hashes and e-mails) on the way in. The whole copy is one read session on the source (a snapshot:
-SQLite's WAL read transaction, PostgreSQL's ``REPEATABLE READ``) and one write session on the
-target (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's writer lock), so it is a copy of one moment,
-and it is all or nothing.
+Rows travel as models: each repository's ``dump()`` reads its rows in key order (an area's records
+in list order, by organization, ``created_at`` and id, so the target's triggers cut them into even
+blocks as they arrive) and the target's own repository writes them (``add``/``put``), so each store
+keeps its own encodings (SQLite's ISO text, PostgreSQL's ``timestamptz`` and ``json``) and checks
+its own constraints (unique API-key hashes and e-mails) on the way in. The whole copy is one read
+session on the source (a snapshot: SQLite's WAL read transaction, PostgreSQL's ``REPEATABLE READ``)
+and one write session on the target (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's writer lock), so it
+is a copy of one moment, and it is all or nothing.
 
 Verification
 ------------
@@ -195,7 +196,10 @@ def _records_table(records: Records[Any, Any]) -> Table:
         dump=lambda s: s[handle].dump(),
         load=lambda s, item: s[records].add(item),
         clear=lambda s: s[handle].clear(),
-        key=lambda item: (item.organization_id, item.id),
+        # list order: the target's triggers cut blocks of rows as they arrive (a new block once
+        # the last is full and a row comes after it), so rows arriving in any other order would
+        # pile into the first blocks and deep pages would skip through them
+        key=lambda item: (item.organization_id, item.created_at, item.id),
     )
 
 

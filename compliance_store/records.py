@@ -55,7 +55,7 @@ class ScopedRecords(Generic[M]):
         self._pages = pages
         self._get_sql = f"{mapper.select_sql} WHERE organization_id = {m} AND id = {m}"
         self._delete_sql = f"DELETE FROM {mapper.table} WHERE organization_id = {m} AND id = {m}"
-        self._dump_sql = f"{mapper.select_sql} ORDER BY organization_id, id"
+        self._dump_sql = f"{mapper.select_sql} ORDER BY organization_id, created_at, id"
 
     def revision(self, organization_id: str) -> int:
         return self._pages.revision(self._db, organization_id)
@@ -87,8 +87,8 @@ class ScopedRecords(Generic[M]):
         return self._pages.run(self._db, organization_id, filters, page, total, anchors)
 
     def dump(self) -> Iterator[M]:
-        """Every record of every organization, by (organization_id, id), read lazily
-        (``compliance_store.copy``)."""
+        """Every record of every organization in list order, by (organization_id, created_at,
+        id), read lazily (``compliance_store.copy``)."""
         return map(self._mapper.from_row, self._db.execute(self._dump_sql))
 
     def clear(self) -> int:

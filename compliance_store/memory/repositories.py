@@ -103,8 +103,11 @@ class MemoryRecords(_Repo):
         return _page(mine, filters.matches, page, self.newest_first)
 
     def dump(self) -> Iterator[Any]:
-        """Every record of every organization, by (organization_id, id) (``compliance_store.copy``)."""
-        return self._sorted(self.table)
+        """Every record of every organization in list order, by (organization_id, created_at, id)
+        (``compliance_store.copy``)."""
+        return iter(
+            sorted(self.t.values(self.table), key=lambda item: (item.organization_id, item.created_at, item.id))
+        )
 
     def clear(self) -> int:
         """Delete every record (each deletion bumps its organization's revision, as on the SQL
