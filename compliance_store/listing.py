@@ -20,8 +20,10 @@ block counts (per block of about a thousand rows in (created_at, id) order, see
 the matches before it; the page seeks to that block's start key, ``AND (created_at, id) >=
 (start) ... LIMIT n OFFSET o - before``, a range of the filter's index that skips fewer than a
 block's rows. A newest-first table runs the sum from the last block down and bounds the seek by
-the next block's start, ``< (start)``. Nothing is kept between requests, so the first deep page
-in a new process, or after a write, costs what every later one does.
+the next block's start, ``< (start)``. The running sums (``BlockSums``) are read in one primary-key
+range, and kept with the filter set's anchors at the revision (``Anchors.marks``), so a later deep
+page of the set bisects them and reads one block start; the first deep page in a new process, or
+after a write, reads them again (0.27 ms at a million rows on SQLite).
 
 Other filter sets (three columns or more, or both partitions) seek from ``Anchors`` (every 500th
 row's (created_at, id), kept by the same cache at the same revision; see there why they are
@@ -36,7 +38,10 @@ depth.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+import itertools
+from array import array
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import attrs
@@ -45,7 +50,7 @@ from compliance_core.kernel.pagination import Anchors, PageRequest
 
 from .codec import BaseMapper, quote
 
-__all__ = ["PagedQuery"]
+__all__ = ["PagedQuery", "BlockSums"]
 
 M = TypeVar("M")
 
@@ -60,6 +65,33 @@ class _Statements(NamedTuple):
     seek: str
     after: str
     bound: str
+
+
+class BlockSums:
+    """One filter set's block counts at one revision, as running sums in page order (ascending
+    blocks, or descending for a newest-first table): kept by ``TotalCache`` as the filter set's
+    ``Anchors.marks``, so a later deep page at the same revision finds its block by bisection
+    instead of reading every block count again (at a million rows, 977 of them: 0.27 ms)."""
+
+    __slots__ = ("blocks", "upto")
+
+    def __init__(self, rows: Iterable[tuple[int, int]]) -> None:
+        read = list(rows)
+        self.blocks = array("l", (row[0] for row in read))
+        self.upto = array("q", itertools.accumulate(row[1] for row in read))
+
+    @property
+    def total(self) -> int:
+        return self.upto[-1] if self.upto else 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.blocks.itemsize * len(self.blocks) + self.upto.itemsize * len(self.upto)
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """The block holding the match at ``offset`` (below ``total``) and the matches before it."""
+        index = bisect.bisect_right(self.upto, offset)
+        return self.blocks[index], self.upto[index - 1] if index else 0
 
 
 class PagedQuery(Generic[M]):
@@ -113,15 +145,10 @@ class PagedQuery(Generic[M]):
         )
         self._blocks_total_sql = f"SELECT coalesce(sum(total), 0) {counts}"
         down = " DESC" if newest_first else ""
-        # ascending: the block holding the offset and its start; newest first: the block holding
-        # it counted from the last one, and the next block's start (none for the last block)
-        start = "c.block + 1" if newest_first else "c.block"
-        self._locate_sql = (
-            f"SELECT c.upto - c.total, b.start_created_at, b.start_id FROM (SELECT block, total,"
-            f" sum(total) OVER (ORDER BY block{down} ROWS UNBOUNDED PRECEDING) AS upto {counts}) AS c"
-            f" LEFT JOIN list_blocks AS b ON b.table_name = {m} AND b.organization_id = {m} AND b.block = {start}"
-            " AND c.upto > c.total"  # no start read when no rows come before (PostgreSQL's is -infinity)
-            f" WHERE c.upto > {m} AND c.upto - c.total <= {m}"  # the one block holding the offset
+        self._sums_sql = f"SELECT block, total {counts} ORDER BY block{down}"
+        self._start_sql = (
+            f"SELECT start_created_at, start_id FROM list_blocks WHERE table_name = {m} AND organization_id = {m}"
+            f" AND block = {m}"
         )
         names = [f.name for f in attrs.fields(filter_type)] if filter_type is not None else []
         self._filters = [(name, mapper.codecs[name][0]) for name in names]
@@ -186,11 +213,19 @@ class PagedQuery(Generic[M]):
         key = tuple(active)
         sql = self._statements.get(key) or self._statements_for(key)
         blocks = self._block_key(key, params)
+        deep = blocks is not None and not page.walk and page.offset >= self.SEEK_FROM
+        sums = anchors.marks if anchors is not None and isinstance(anchors.marks, BlockSums) else None
+        if deep and sums is None:
+            sums = BlockSums(db.execute(self._sums_sql, blocks))
+            if anchors is not None:
+                anchors.marks = sums
         if total is None and key == self._counted_when:
             # the partition's value as a plain bool: SQLite binds it as 0/1, PostgreSQL as boolean
             found = db.execute(self._counter_sql, (self.mapper.table, organization_id, bool(key and params[1])))
             row = found.fetchone()
             total = 0 if row is None else int(row[0])
+        elif total is None and sums is not None:
+            total = sums.total
         elif total is None and blocks is not None:
             total = int(db.execute(self._blocks_total_sql, blocks).fetchone()[0])
         elif total is None:
@@ -205,14 +240,16 @@ class PagedQuery(Generic[M]):
         offset = page.offset
         if offset >= total:
             return [], total
-        if blocks is not None and offset >= self.SEEK_FROM:
-            located = db.execute(
-                self._locate_sql, (*blocks, self.mapper.table, organization_id, offset, offset)
-            ).fetchone()
-            if located is not None and located[0]:  # else the page is within the first block's rows
-                before, *bound = located
-                params.extend((*bound, page.per_page, offset - before))
-                return self.mapper.page(db.execute(sql.bound, params)), total
+        if deep and sums is not None:
+            block, before = sums.locate(offset)
+            if before:  # else the page is within the first block's rows: a plain OFFSET skips fewer
+                # ascending, the block's start; newest first, the next block's (rows before it)
+                start = db.execute(
+                    self._start_sql, (self.mapper.table, organization_id, block + 1 if self._newest_first else block)
+                ).fetchone()
+                if start is not None:
+                    params.extend((*start, page.per_page, offset - before))
+                    return self.mapper.page(db.execute(sql.bound, params)), total
         elif anchors is not None and blocks is None:
             if len(anchors.keys) < anchors.wanted(offset):
                 self._collect(db, sql.first, sql.hop, params, anchors, anchors.wanted(offset))

@@ -246,11 +246,25 @@ hundred bytes, so about 2-3 MB when full)."""
 ANCHOR_EVERY = 500
 """Rows between two anchors: a deep page skips fewer than this many rows after its seek."""
 
+DEFAULT_MARK_BYTES = 16 * 1024 * 1024
+"""Bytes of ``Anchors.marks`` one Platform keeps, over all filter sets: the SQL stores' block
+sums take 12 bytes a block (about 12 KB a filter set at a million rows), so some 1,400 filter
+sets of a million rows."""
+
 DEFAULT_ANCHOR_KEYS = 100_000
 """Anchor keys one Platform keeps, over all filter sets (about 200 bytes each with their
 strings: some 20 MB when full). Anchors for fifty million rows at ``ANCHOR_EVERY``; measured
 traffic over a register of a million spread over a few hundred filter sets, which a bound by
 the number of sets (64, at first) evicted before their second page."""
+
+
+class Marks(Protocol):
+    """A store's placement data for one filter set at one revision (``Anchors.marks``)."""
+
+    @property
+    def nbytes(self) -> int:
+        """About the memory it holds, counted against ``TotalCache``'s ``mark_bytes``."""
+        ...
 
 
 class Anchors:
@@ -280,13 +294,19 @@ class Anchors:
     stores find the pages of the filter sets they keep block counts for without them.
     """
 
-    __slots__ = ("every", "keys")
+    __slots__ = ("every", "keys", "marks")
 
-    def __init__(self, every: int = ANCHOR_EVERY, keys: Sequence[tuple[Any, Any]] = ()) -> None:
+    def __init__(
+        self, every: int = ANCHOR_EVERY, keys: Sequence[tuple[Any, Any]] = (), marks: Marks | None = None
+    ) -> None:
         if every < 1:
             raise ValueError("every must be at least 1")
         self.every = every
         self.keys: tuple[tuple[Any, Any], ...] = tuple(keys)
+        self.marks = marks
+        """What else the store read to place pages of this filter set at this revision, kept
+        with the keys so later lists need not read it again (the SQL stores: the running sums
+        of their block counts). Assigned, never changed in place: threads share it."""
 
     def wanted(self, offset: int) -> int:
         """How many keys a page at ``offset`` would seek with: 0 when it starts before the second
@@ -334,25 +354,33 @@ class TotalCache:
     filters combined do not), so a small bound covers it: at most ``entries`` totals and at most
     ``anchor_keys`` anchor keys over all sets (see ``DEFAULT_ANCHOR_KEYS``), each least recently
     used first out;
-    ``anchor_every`` is the rows between anchors (0: no anchors, plain OFFSET). One per Platform (inside its ``PageCache``), shared by the areas
+    ``anchor_every`` is the rows between anchors (0: no anchors, plain OFFSET). A store's own
+    ``Anchors.marks`` are kept the same way, bounded by ``mark_bytes`` over all sets. One per Platform (inside its ``PageCache``), shared by the areas
     and safe to use from many threads: a lock guards the map, and the queries run outside it.
     """
 
     def __init__(
-        self, entries: int = DEFAULT_TOTALS, anchor_keys: int = DEFAULT_ANCHOR_KEYS, anchor_every: int = ANCHOR_EVERY
+        self,
+        entries: int = DEFAULT_TOTALS,
+        anchor_keys: int = DEFAULT_ANCHOR_KEYS,
+        anchor_every: int = ANCHOR_EVERY,
+        mark_bytes: int = DEFAULT_MARK_BYTES,
     ) -> None:
-        if entries < 0 or anchor_keys < 0 or anchor_every < 0:
-            raise ValueError("entries, anchor_keys and anchor_every must be at least 0")
+        if entries < 0 or anchor_keys < 0 or anchor_every < 0 or mark_bytes < 0:
+            raise ValueError("entries, anchor_keys, anchor_every and mark_bytes must be at least 0")
         self.entries = entries
         self.anchor_keys = anchor_keys
         self.anchor_every = anchor_every
+        self.mark_bytes = mark_bytes
         self.anchor_keys_kept = 0
+        self.mark_bytes_kept = 0
         self.hits = 0
         """Lists served a kept total (they ran no count): for tests and diagnostics."""
         self.anchor_hits = 0
         """Lists handed kept anchors: for tests and diagnostics."""
         self._totals: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()
         self._anchors: OrderedDict[Hashable, tuple[int, tuple[tuple[Any, Any], ...]]] = OrderedDict()
+        self._marks: OrderedDict[Hashable, tuple[int, Marks]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -375,12 +403,30 @@ class TotalCache:
         if self.anchor_every == 0 or self.anchor_keys == 0:
             return None
         with self._lock:
+            marked = self._marks.get(key)
+            marks = None
+            if marked is not None and marked[0] == revision:
+                self._marks.move_to_end(key)
+                marks = marked[1]
             entry = self._anchors.get(key)
             if entry is not None and entry[0] == revision:
                 self._anchors.move_to_end(key)
                 self.anchor_hits += 1
-                return Anchors(self.anchor_every, entry[1])
-        return Anchors(self.anchor_every)
+                return Anchors(self.anchor_every, entry[1], marks)
+        return Anchors(self.anchor_every, marks=marks)
+
+    def put_marks(self, key: Hashable, revision: int, marks: Marks) -> None:
+        """Keep ``marks`` as read at ``revision`` (replacing what ``key`` held), then drop the
+        least recently used ones past ``mark_bytes``."""
+        with self._lock:
+            old = self._marks.pop(key, None)
+            if old is not None:
+                self.mark_bytes_kept -= old[1].nbytes
+            self._marks[key] = (revision, marks)
+            self.mark_bytes_kept += marks.nbytes
+            while self.mark_bytes_kept > self.mark_bytes and self._marks:
+                _, (_, dropped) = self._marks.popitem(last=False)
+                self.mark_bytes_kept -= dropped.nbytes
 
     def put_anchors(self, key: Hashable, revision: int, keys: tuple[tuple[Any, Any], ...]) -> None:
         """Keep ``keys`` as collected at ``revision`` (replacing what ``key`` held, unless that
@@ -429,11 +475,14 @@ class TotalCache:
         known = self.get(key, revision)
         anchors = self.anchors(key, revision)
         kept = None if anchors is None else anchors.keys
+        marked = None if anchors is None else anchors.marks
         items, total = repository.list(organization_id, filters, request, known, anchors)
         if known is None:
             self.put(key, revision, total)
         if anchors is not None and anchors.keys is not kept:
             self.put_anchors(key, revision, anchors.keys)
+        if anchors is not None and anchors.marks is not None and anchors.marks is not marked:
+            self.put_marks(key, revision, anchors.marks)
         return items, total
 
 

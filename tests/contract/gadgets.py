@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from compliance_core import PageRequest
 from compliance_core.areas import AREAS
+from compliance_core.kernel.pagination import TotalCache
 from compliance_core.kernel.records import Filter, Records
 from compliance_core.kernel.registry import Area
 from compliance_core.kernel.uow import Store
@@ -100,7 +101,9 @@ def check_blocks(store: Store) -> None:
     """Every page of every filter set the block counts serve (none, one or two columns, each
     partition), found through them from any offset, equals the page of the records in (created_at,
     id) order, after any inserts (out of order too, so blocks grow past their size), updates of
-    any column and key, and deletes; closes ``store``."""
+    any column and key, and deletes; and so does every page listed through a ``TotalCache``, which
+    keeps the running block sums (``Anchors.marks``) per revision, before and after one more
+    insert; closes ``store``."""
     organizations = itertools.count()
     step = st.one_of(
         st.tuples(
@@ -167,6 +170,23 @@ def check_blocks(store: Store) -> None:
                         items, total = gadgets.list(organization_id, filters, request)
                         assert total == len(expected), filters
                         assert list(items) == expected[request.offset : request.offset + per_page], (filters, request)
+        cache = TotalCache()
+        for round in range(2):  # the second time, block sums kept at the first revision must not serve
+            ordered = sorted(live.values(), key=lambda g: (g.created_at, g.id))
+            with store.session(write=False) as session:
+                gadgets = session[GADGETS]
+                revision = gadgets.revision(organization_id)
+                for filters in filter_sets:
+                    expected = [g for g in ordered if filters.matches(g)]
+                    for offset in [*range(len(expected)), *range(len(expected))]:  # each twice: the kept sums
+                        request = PageRequest(page=offset + 1, per_page=1)
+                        items, total = cache.list("gadgets", gadgets, organization_id, filters, request, revision)
+                        assert (list(items), total) == (expected[offset : offset + 1], len(expected)), filters
+            if round == 0:  # before every row: each one's offset moves
+                early = Gadget(id="gdg_new", organization_id=organization_id, kind="lamp", created_at=samples.T0)
+                with store.session(write=True) as session:
+                    session[GADGETS].add(early)
+                live[early.id] = early
 
     try:
         with mock.patch.object(PagedQuery, "SEEK_FROM", 1):

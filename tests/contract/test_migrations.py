@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from compliance_core import PageRequest
 from compliance_core.areas.vendors import VENDORS, Vendor, VendorFilter
+from compliance_core.kernel.pagination import TotalCache
 from compliance_core.kernel.records import Records
 from compliance_store.listing import PagedQuery
 from compliance_store.sqlite import SqliteStore
@@ -372,12 +373,14 @@ def _rows(store: SqliteStore, records: Records[Any, Any], like: Any) -> int:
         conn.close()
 
 
-def test_a_deep_page_seeks_to_its_block_by_two_primary_key_ranges(
+def test_a_deep_page_seeks_to_its_block_by_two_primary_key_ranges_then_one(
     migrated: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One filter, ten gadgets in blocks of two: the page at offset 6 sums the block counts up
-    to the fourth block (one range of ``list_facet_blocks``' key), reads its start (one row of
-    ``list_blocks``) and reads two rows from there, skipping none."""
+    """One filter, ten gadgets in blocks of two: the page at offset 6 reads the filter's block
+    counts (one range of ``list_facet_blocks``' key), the fourth block's start (one row of
+    ``list_blocks``) and two rows from there, skipping none; through a ``TotalCache``, the next
+    deep page at the same revision finds its block in the kept running sums and reads only its
+    start and its rows."""
     db = Database(str(migrated))
     with db.atomic():
         _gadgets_migration(db)
@@ -404,16 +407,29 @@ def test_a_deep_page_seeks_to_its_block_by_two_primary_key_ranges(
         with store.session(write=False) as session:
             items, total = session[GADGETS].list("org_a", GadgetFilter(kind="lamp"), PageRequest(page=4, per_page=2))
         assert (list(items), total) == (made[6:8], 10)
-        locate = next(s for s in statements if "OVER (ORDER BY block" in s)
+        sums = next(s for s in statements if "SELECT block, total FROM list_facet_blocks" in s)
+        start = next(s for s in statements if "FROM list_blocks" in s)
         seek = next(s for s in statements if "(created_at, id) >=" in s)
         assert "LIMIT 2 OFFSET 0" in seek, seek
         assert not [s for s in statements if "OFFSET 6" in s], "no walk from the first row"
+        cache, lamps = TotalCache(), GadgetFilter(kind="lamp")
+        with store.session(write=False) as session:
+            revision = session[GADGETS].revision("org_a")
+            cache.list("gadgets", session[GADGETS], "org_a", lamps, PageRequest(page=4, per_page=2), revision)
+            statements.clear()
+            items, _ = cache.list(
+                "gadgets", session[GADGETS], "org_a", lamps, PageRequest(page=5, per_page=1), revision
+            )
+        assert list(items) == made[4:5]
+        assert not [s for s in statements if "list_facet_blocks" in s], statements
+        assert len([s for s in statements if "FROM list_blocks" in s]) == 1, statements
     finally:
         store.close()
     with contextlib.closing(sqlite3.connect(migrated)) as conn:
-        plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {locate}"))
-        assert "SEARCH list_facet_blocks USING PRIMARY KEY" in plan and "SEARCH b USING PRIMARY KEY" in plan, plan
-        assert "TEMP B-TREE" not in plan, plan
+        plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sums}"))
+        assert "SEARCH list_facet_blocks USING PRIMARY KEY" in plan and "TEMP B-TREE" not in plan, plan
+        plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {start}"))
+        assert "SEARCH list_blocks USING" in plan, plan
         plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {seek}"))
         assert "gadgets_by_kind" in plan and "(created_at,id)>" in plan, plan
 

@@ -19,7 +19,13 @@ from hypothesis import strategies as st
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
 from compliance_core.areas.finding_templates import FindingTemplateFilter, NewFindingTemplate
 from compliance_core.areas.vendors import NewVendor, VendorFilter
-from compliance_core.kernel.pagination import DEFAULT_ANCHOR_KEYS, DEFAULT_TOTALS, PageCache, TotalCache
+from compliance_core.kernel.pagination import (
+    DEFAULT_ANCHOR_KEYS,
+    DEFAULT_MARK_BYTES,
+    DEFAULT_TOTALS,
+    PageCache,
+    TotalCache,
+)
 from compliance_core.kernel.records import list_page
 from compliance_core.kernel.uow import Store
 from compliance_store.listing import PagedQuery
@@ -317,7 +323,9 @@ def test_a_deep_page_of_three_filters_seeks_from_an_anchor_on_sqlite(
 
     monkeypatch.setattr(SqliteStore, "_connect", traced)
     # Anchors every 4 rows in the platform's TotalCache (its other defaults unchanged).
-    monkeypatch.setattr(TotalCache.__init__, "__defaults__", (DEFAULT_TOTALS, DEFAULT_ANCHOR_KEYS, 4))
+    monkeypatch.setattr(
+        TotalCache.__init__, "__defaults__", (DEFAULT_TOTALS, DEFAULT_ANCHOR_KEYS, 4, DEFAULT_MARK_BYTES)
+    )
     store = SqliteStore(f"sqlite:///{tmp_path / 'anchors.db'}")
     try:
         platform = Platform(store, clock=FrozenClock(), ids=SequentialIds())

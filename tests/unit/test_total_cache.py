@@ -249,3 +249,40 @@ def test_the_cache_keeps_anchors_per_revision_and_bounded_by_keys() -> None:
     assert cache.anchors("a", 1).keys == ()  # type: ignore[union-attr]  # least recently used out
     assert cache.anchor_keys_kept == 2
     assert TotalCache(anchor_every=0).anchors("a", 1) is None
+
+
+class _Marks:
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes = nbytes
+
+
+def test_the_cache_keeps_a_stores_marks_per_revision_and_bounded_by_bytes() -> None:
+    cache = TotalCache(mark_bytes=100)
+    assert cache.anchors("a", 1).marks is None  # type: ignore[union-attr]
+    first = _Marks(60)
+    cache.put_marks("a", 1, first)
+    assert cache.anchors("a", 1).marks is first  # type: ignore[union-attr]
+    assert cache.anchors("a", 2).marks is None  # type: ignore[union-attr]  # another revision
+    cache.put_marks("b", 1, _Marks(30))
+    cache.anchors("a", 1)  # "a" used last
+    cache.put_marks("c", 1, _Marks(30))  # 120 bytes: the least recently used ("b") goes
+    assert cache.anchors("b", 1).marks is None  # type: ignore[union-attr]
+    assert cache.anchors("a", 1).marks is first and cache.mark_bytes_kept == 90  # type: ignore[union-attr]
+
+
+def test_marks_a_store_read_while_listing_are_kept_for_the_next_list() -> None:
+    class Marking(CountingRecords):
+        def list(self, organization_id, filters, page, total=None, anchors=None):  # type: ignore[no-untyped-def]
+            self.seen = anchors.marks
+            if anchors.marks is None:
+                anchors.marks = _Marks(10)
+            return super().list(organization_id, filters, page, total, anchors)
+
+    records, cache = Marking({("org_a", None): 5}), TotalCache()
+    cache.list("vendors", records, "org_a", None, PageRequest())  # type: ignore[arg-type]
+    read = records.seen
+    cache.list("vendors", records, "org_a", None, PageRequest())  # type: ignore[arg-type]
+    assert read is None and isinstance(records.seen, _Marks)
+    records.write("org_a")
+    cache.list("vendors", records, "org_a", None, PageRequest())  # type: ignore[arg-type]
+    assert records.seen is None  # read again after a write
