@@ -36,37 +36,24 @@ from .session import Catalog, SqliteSession
 from .statistics import analyze, has_statistics, stale_tables
 from .tables import registry
 
-__all__ = ["SqliteStore", "open_store", "parse_url", "connection_settings"]
+__all__ = ["SqliteStore", "open_store", "parse_url", "CACHE_KIB"]
 
 _SCHEME = "sqlite://"
 _MEMORY = ":memory:"
 _VERSION_SQL = "SELECT count(*) FROM _sqlite_migrations WHERE migration_set = ?"
 
 
-MMAP_MAX = 0x7FFF0000
-"""SQLite's default compile-time ceiling on ``mmap_size`` (``SQLITE_MAX_MMAP_SIZE``, 2 GiB less
-64 KiB): asking for more gets this."""
+CACHE_KIB = 16_000
+"""Each connection's page cache, whatever the file's size; and no memory map.
 
-
-def connection_settings(file_size: int) -> tuple[int, int]:
-    """The page cache (KiB) and memory map (bytes) of a connection to a file of ``file_size``
-    bytes, chosen when the connection opens.
-
-    Each connection (two per server thread) has its own page cache; a page it misses is copied
-    in from the operating system's cache by a ``read()``, unless it lies in the memory map, where
-    it is read in place and shared by every connection and process. So the map covers the whole
-    file and room to grow (twice its size, at least 64 MiB, at most SQLite's ceiling
-    ``MMAP_MAX``), and the page cache stays small (16 MiB) while the map covers everything:
-    measured with ``python -m bench.sqlite_cache --pages-only`` at 1M vendors (a 2.1 GiB file,
-    4 connections, pages of 10-100 rows at random filters), 16 MiB without a map: 0.71 ms mean,
-    7.7 ms p99; 16 MiB with it: 0.47 / 4.5; 64 MiB with it: 0.44 / 4.4; 256 MiB without a map
-    0.54 / 7.0. Only the part of a file beyond the ceiling goes through the cache, which then
-    grows with that part up to 64 MiB per connection (16 connections would hold 1 GiB).
-    """
-    mmap_size = min(max(2 * file_size, 64 * 2**20), MMAP_MAX)
-    unmapped = max(file_size - mmap_size, 0)
-    cache_kib = min(max(16_000, unmapped // 1024), 64 * 1024)
-    return cache_kib, mmap_size
+Each connection (two per server thread) has its own page cache; a page it misses is copied in
+from the operating system's cache by a ``read()``. A memory map (``mmap_size``) would read pages
+in place instead, and did win alone (``python -m bench.sqlite_cache --pages-only`` at 1M vendors,
+4 connections taking turns: 0.47 ms mean against 0.71), but not serving: under the scale bench's
+load at 1M vendors (2.3 GiB) the mapped workers took about 30 page faults a request, against
+under 2 without the map, and their slowest requests stalled for tens of milliseconds (p99 38-56
+ms against 22-26 ms with a 16 or 64 MiB cache and no map, p99 at 10k 22-31 ms either way; see
+docs/performance.md). A larger cache measured no better than 16 MiB, and costs per connection."""
 
 
 def parse_url(url: str) -> str:
@@ -233,9 +220,8 @@ class SqliteStore:
         if not read_only:
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA temp_store = MEMORY")
-        cache_kib, mmap_size = connection_settings(_size(self.path))
-        conn.execute(f"PRAGMA cache_size = -{cache_kib}")
-        conn.execute(f"PRAGMA mmap_size = {mmap_size}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        conn.execute("PRAGMA mmap_size = 0")
         return conn
 
     def _open_file(self) -> tuple[sqlite3.Connection, str]:
@@ -397,13 +383,6 @@ class SqliteStore:
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.url!r})"
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:  # not created yet
-        return 0
 
 
 def _analyze(writer: WriterLock, conn: sqlite3.Connection) -> None:
