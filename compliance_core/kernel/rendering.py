@@ -221,7 +221,7 @@ class Renderer:
             if _native(hint) or inner is None:
                 decode = source.column_decoder(name)
                 value = cell
-                if decode is not None:
+                if decode is not None and not _same_on_the_wire(decode):
                     namespace[f"_decode_{index}"] = decode
                     value = f"(None if {cell} is None else _decode_{index}({cell}))"
             else:
@@ -288,3 +288,17 @@ def without_none(hint: Any) -> Any:
         if len(args) == 1:
             return args[0]
     return hint
+
+
+def _same_on_the_wire(decode: Callable[[Any], Any]) -> bool:
+    """Whether ``decode`` only swaps a stored text for the ``str`` enum member equal to it (the
+    SQL stores' enum decoders: a value -> member table's ``__getitem__``), which the JSON encoder
+    writes as that very text: the row renderer then leaves the text as it is (seven lookups a
+    vendor row)."""
+    table = getattr(decode, "__self__", None)
+    if not isinstance(table, dict) or getattr(decode, "__name__", "") != "__getitem__":
+        return False
+    return all(
+        isinstance(key, str) and isinstance(member, str) and isinstance(member, enum.Enum) and member == key
+        for key, member in table.items()
+    )
