@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,20 @@ def owner(platform: Platform, boot: Bootstrap) -> Actor:
 def outsider(platform: Platform) -> Actor:
     """The owner of a second organization."""
     return platform.actor(platform.bootstrap("Globex").organization.id)
+
+
+@pytest.fixture
+def sqlite_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement run (values bound) by the connections SQLite stores open from now on."""
+    from compliance_store.sqlite import SqliteStore
+
+    statements: list[str] = []
+    connect = SqliteStore._connect
+
+    def traced(self: Any, *, read_only: bool = False) -> Any:
+        conn = connect(self, read_only=read_only)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(SqliteStore, "_connect", traced)
+    return statements

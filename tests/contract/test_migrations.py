@@ -374,7 +374,7 @@ def _rows(store: SqliteStore, records: Records[Any, Any], like: Any) -> int:
 
 
 def test_a_deep_page_seeks_to_its_block_by_two_primary_key_ranges_then_one(
-    migrated: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    migrated: pathlib.Path, monkeypatch: pytest.MonkeyPatch, sqlite_statements: list[str]
 ) -> None:
     """One filter, ten gadgets in blocks of two: the page at offset 6 reads the filter's block
     counts (one range of ``list_facet_blocks``' key), the fourth block's start (one row of
@@ -385,15 +385,7 @@ def test_a_deep_page_seeks_to_its_block_by_two_primary_key_ranges_then_one(
     with db.atomic():
         _gadgets_migration(db)
     db.close()
-    statements: list[str] = []
-    connect = SqliteStore._connect
-
-    def traced(self: Any, *, read_only: bool = False) -> Any:
-        conn = connect(self, read_only=read_only)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    monkeypatch.setattr(SqliteStore, "_connect", traced)
+    statements = sqlite_statements
     monkeypatch.setattr(PagedQuery, "SEEK_FROM", 1)
     store = _open(migrated, areas=WITH_GADGETS)
     try:

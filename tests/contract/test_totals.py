@@ -30,6 +30,7 @@ from compliance_core.kernel.records import list_page
 from compliance_core.kernel.uow import Store
 from compliance_store.listing import PagedQuery
 from compliance_store.memory import MemoryStore
+from compliance_store.sqlite import SqliteStore
 
 from . import samples
 from .samples import Table
@@ -131,27 +132,13 @@ def _counts(statements: list[str]) -> list[str]:
     return [s for s in statements if "count(*)" in s.lower()]
 
 
-def _traced_sqlite(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, statements: list[str]) -> Store:
-    from compliance_store.sqlite import SqliteStore
-
-    connect = SqliteStore._connect
-
-    def traced(self: Any, *, read_only: bool = False) -> Any:
-        conn = connect(self, read_only=read_only)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    monkeypatch.setattr(SqliteStore, "_connect", traced)
-    return SqliteStore(f"sqlite:///{tmp_path / 'totals.db'}")
-
-
 def test_the_second_page_of_the_same_filters_runs_no_count_on_sqlite(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: pathlib.Path, sqlite_statements: list[str]
 ) -> None:
     """Three filters are counted (one or two sum ``list_facet_blocks``: the next test), once per
     filter set and revision."""
-    statements: list[str] = []
-    store = _traced_sqlite(tmp_path, monkeypatch, statements)
+    statements = sqlite_statements
+    store = SqliteStore(f"sqlite:///{tmp_path / 'totals.db'}")
     try:
         platform = Platform(store, clock=FrozenClock(), ids=SequentialIds())
         owner = platform.actor(platform.bootstrap("Counted").organization.id)
@@ -189,13 +176,11 @@ def test_the_second_page_of_the_same_filters_runs_no_count_on_sqlite(
         store.close()
 
 
-def test_one_or_two_filters_are_never_counted_on_sqlite(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_one_or_two_filters_are_never_counted_on_sqlite(tmp_path: pathlib.Path, sqlite_statements: list[str]) -> None:
     """Their totals are summed from ``list_facet_blocks``, kept by the triggers in the writing
     transaction: right after a write too, in a table whose pages are not cached as well."""
-    statements: list[str] = []
-    store = _traced_sqlite(tmp_path, monkeypatch, statements)
+    statements = sqlite_statements
+    store = SqliteStore(f"sqlite:///{tmp_path / 'totals.db'}")
     try:
         platform = Platform(store, clock=FrozenClock(), ids=SequentialIds())
         owner = platform.actor(platform.bootstrap("Counted").organization.id)
@@ -309,19 +294,9 @@ def test_pages_through_the_anchors_equal_the_plain_offset_pages(
 
 
 def test_a_deep_page_of_three_filters_seeks_from_an_anchor_on_sqlite(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, sqlite_statements: list[str]
 ) -> None:
-    from compliance_store.sqlite import SqliteStore
-
-    statements: list[str] = []
-    connect = SqliteStore._connect
-
-    def traced(self: Any, *, read_only: bool = False) -> Any:
-        conn = connect(self, read_only=read_only)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    monkeypatch.setattr(SqliteStore, "_connect", traced)
+    statements = sqlite_statements
     # Anchors every 4 rows in the platform's TotalCache (its other defaults unchanged).
     monkeypatch.setattr(
         TotalCache.__init__, "__defaults__", (DEFAULT_TOTALS, DEFAULT_ANCHOR_KEYS, 4, DEFAULT_MARK_BYTES)
