@@ -119,6 +119,10 @@ class PagedQuery(Generic[M]):
     """The offset from which a page of a blocked filter set is found through its block counts
     (below it, skipping the rows costs less than summing the counts)."""
 
+    SEEK_KEPT_FROM: ClassVar[int] = 128
+    """``SEEK_FROM`` once the filter set's block sums are kept (``BlockSums``): a bisection and one
+    block start then cost what skipping about 200 rows does (0.04 us a row at 10k vendors)."""
+
     def __init__(
         self,
         mapper: BaseMapper[M],
@@ -213,8 +217,9 @@ class PagedQuery(Generic[M]):
         key = tuple(active)
         sql = self._statements.get(key) or self._statements_for(key)
         blocks = self._block_key(key, params)
-        deep = blocks is not None and not page.walk and page.offset >= self.SEEK_FROM
         sums = anchors.marks if anchors is not None and isinstance(anchors.marks, BlockSums) else None
+        seek_from = self.SEEK_FROM if sums is None else min(self.SEEK_FROM, self.SEEK_KEPT_FROM)
+        deep = blocks is not None and not page.walk and page.offset >= seek_from
         if deep and sums is None:
             sums = BlockSums(db.execute(self._sums_sql, blocks))
             if anchors is not None:
