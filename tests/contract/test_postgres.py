@@ -788,6 +788,14 @@ def test_a_filter_index_without_the_other_filters_is_refused(fresh: str, migrate
 # A new area: its declaration, its migration through the helper, and the check between them
 
 
+@contextlib.contextmanager
+def _migration(url: str, server: str) -> Iterator[psycopg.Cursor[Any]]:
+    """A cursor in one transaction on the schema of the store at ``url``, as a migration gets."""
+    with psycopg.connect(server, autocommit=True, options=f"-c search_path={parse_url(url)[1]}") as conn:
+        with conn.transaction():
+            yield conn.cursor()
+
+
 def _gadgets_migration(cur: psycopg.Cursor[Any]) -> None:
     create_records_table_v4(
         cur,
@@ -815,10 +823,8 @@ def test_an_area_without_its_migration_is_refused(fresh: str, migrated: Callable
 def test_a_table_made_by_the_helper_is_served_counted_and_revised(
     fresh: str, migrated: Callable[[str], None], postgres_server: str
 ) -> None:
-    schema = parse_url(fresh)[1]
-    with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={schema}") as conn:
-        with conn.transaction():
-            _gadgets_migration(conn.cursor())
+    with _migration(fresh, postgres_server) as cur:
+        _gadgets_migration(cur)
     store = PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS)
 
     check_served(store)
@@ -827,10 +833,8 @@ def test_a_table_made_by_the_helper_is_served_counted_and_revised(
 def test_deep_pages_of_a_table_made_by_the_helper_are_found_through_its_blocks(
     fresh: str, migrated: Callable[[str], None], postgres_server: str
 ) -> None:
-    schema = parse_url(fresh)[1]
-    with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={schema}") as conn:
-        with conn.transaction():
-            _gadgets_migration(conn.cursor())
+    with _migration(fresh, postgres_server) as cur:
+        _gadgets_migration(cur)
 
     check_blocks(PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS))
 
@@ -839,18 +843,13 @@ def test_block_triggers_that_miss_a_filter_are_refused_until_recounted(
     fresh: str, migrated: Callable[[str], None], postgres_server: str
 ) -> None:
     """A filter added without ``recount_blocks`` would read 0 for its totals: refused instead."""
-    schema = parse_url(fresh)[1]
-    with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={schema}") as conn:
-        with conn.transaction():
-            _gadgets_migration(conn.cursor())
-            recount_blocks(conn.cursor(), "gadgets", filters=("kind",), partition="archived", rows=GADGET_BLOCK_ROWS)
+    with _migration(fresh, postgres_server) as cur:
+        _gadgets_migration(cur)
+        recount_blocks(cur, "gadgets", filters=("kind",), partition="archived", rows=GADGET_BLOCK_ROWS)
     with pytest.raises(RuntimeError, match=r"gadgets_list_blocks does not count \['order', 'kind,order'\]"):
         PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS)
-    with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={schema}") as conn:
-        with conn.transaction():
-            recount_blocks(
-                conn.cursor(), "gadgets", filters=("kind", "order"), partition="archived", rows=GADGET_BLOCK_ROWS
-            )
+    with _migration(fresh, postgres_server) as cur:
+        recount_blocks(cur, "gadgets", filters=("kind", "order"), partition="archived", rows=GADGET_BLOCK_ROWS)
     check_served(PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS))
 
 
@@ -905,14 +904,12 @@ def test_counting_the_rows_already_there_gives_what_the_triggers_kept(
 ) -> None:
     """``count_blocks`` on a table written in list order (what a migration meets) leaves the
     blocks and counts its triggers kept while the rows went in."""
-    schema = parse_url(fresh)[1]
-    options = f"-c search_path={schema}"
-    with psycopg.connect(postgres_server, autocommit=True, options=options) as conn:
-        with conn.transaction():
-            _gadgets_migration(conn.cursor())
+    with _migration(fresh, postgres_server) as cur:
+        _gadgets_migration(cur)
     fill_in_order(PostgresStore(fresh, pool_min=0, areas=WITH_GADGETS))
     # as text: block 0 starts at -infinity, which Python's datetime cannot hold
     kept = "SELECT t::text FROM {} AS t WHERE table_name = 'gadgets' ORDER BY 1"
+    options = f"-c search_path={parse_url(fresh)[1]}"
     with psycopg.connect(postgres_server, autocommit=True, options=options) as conn:
         before = [conn.execute(kept.format(name)).fetchall() for name in ("list_blocks", "list_facet_blocks")]
         with conn.transaction():
