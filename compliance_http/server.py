@@ -682,17 +682,24 @@ def refresh_statistics(store: object) -> list[str] | None:
     return store.refresh_statistics() if isinstance(store, RefreshesStatistics) else None
 
 
-_ROUNDS: tuple[tuple[str, str, str], ...] = (
-    ("purge_idempotency", "purge expired idempotency records", "purged %d expired idempotency record(s)"),
-    ("purge_outbox", "purge published outbox messages", "purged %d outbox message(s) published over a week ago"),
+_ROUNDS: tuple[tuple[str, str, str, bool], ...] = (
+    ("purge_idempotency", "purge expired idempotency records", "purged %d expired idempotency record(s)", True),
+    (
+        "purge_outbox",
+        "purge published outbox messages",
+        "purged %d outbox message(s) published over a week ago",
+        False,
+    ),
     (
         "lapse_risk_acceptances",
         "lapse expired risk acceptances",
         "returned %d risk(s) whose acceptance expired to review",
+        False,
     ),
 )
 """The jobs of each round of ``periodic_purge``: the platform method, what a failure could not
-do, and the line logged with its count (the idempotency purge's even when 0, as a heartbeat)."""
+do, the line logged with its count, and whether that line is logged even for 0 (the
+idempotency purge's, as the rounds' heartbeat)."""
 
 
 @contextlib.contextmanager
@@ -711,13 +718,13 @@ def periodic_purge(platform: Purges, every: float = PURGE_EVERY) -> Iterator[thr
 
     def run() -> None:
         while True:
-            for method, failure, done in _ROUNDS:
+            for method, failure, done, always in _ROUNDS:
                 try:
                     count = getattr(platform, method)()
                 except Exception:  # a busy or failing store must not kill the worker
                     log.exception("could not %s; retrying in %.0f s", failure, every)
                 else:
-                    if count or method == "purge_idempotency":
+                    if count or always:
                         log.info(done, count)
             try:
                 analysed = refresh_statistics(getattr(platform, "store", None))
