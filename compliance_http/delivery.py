@@ -66,7 +66,9 @@ class HttpSender:
         if target.scheme != "https" and not (target.scheme == "http" and self.policy.allow_private):
             return result(error="refused", detail="only https URLs are allowed")
         host = target.host
-        port = target.port or (443 if target.scheme == "https" else 80)
+        port = (443 if target.scheme == "https" else 80) if target.port is None else target.port
+        if port == 0:
+            return result(error="refused", detail="port 0 is not a port a receiver can listen on")
         try:
             addresses = self._resolver.resolve(host, port)
         except (OSError, UnicodeError) as error:

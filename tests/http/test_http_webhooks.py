@@ -207,3 +207,39 @@ def test_the_sender_sends_the_host_it_was_given(sender: HttpSender, receiver: Re
     _post(sender, f"http://localhost:{port}/hook?x=1")
     (received,) = receiver.wait_for(1)
     assert received.headers["host"] == f"localhost:{port}" and received.path == "/hook?x=1"
+
+
+class _Rebinding:
+    """A resolver whose answer for ``hooks.test`` is set by the test (a DNS rebinding attacker's)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def resolve(self, host: str, port: int) -> list[str]:
+        return [self.address] if host == "hooks.test" else [host]
+
+
+@pytest.mark.parametrize("allow_private", [False, True])
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("2002:7f00:1::", "127.0.0.1"),
+        ("2002:a9fe:a9fe::", "169.254.169.254 is a cloud metadata address"),
+        ("64:ff9b::a9fe:a9fe", "169.254.169.254 is a cloud metadata address"),
+        ("::ffff:0:a9fe:a9fe", "169.254.169.254 is a cloud metadata address"),
+    ],
+)
+def test_the_sender_checks_what_a_resolved_ipv6_address_embeds(address: str, reason: str, allow_private: bool) -> None:
+    if allow_private and "metadata" not in reason:
+        return
+    sender = HttpSender(WebhookPolicy(allow_private=allow_private), resolver=_Rebinding(address), timeout=0.5)
+    try:
+        result = _post(sender, "https://hooks.test/hook")
+    finally:
+        sender.close()
+    assert (result.error, result.status) == ("refused", None) and reason in (result.detail or "")
+
+
+def test_the_sender_refuses_port_0(sender: HttpSender) -> None:
+    result = _post(sender, "http://127.0.0.1:0/hook")
+    assert result.error == "refused" and "port 0" in (result.detail or "")

@@ -25,7 +25,10 @@ __all__ = [
     "SystemResolver",
     "WebhookPolicy",
     "METADATA_ADDRESSES",
+    "NAT64",
+    "LOCAL_NAT64",
     "address_problem",
+    "embedded_ipv4",
     "check_url",
 ]
 
@@ -63,21 +66,72 @@ class WebhookPolicy:
     resolver: Resolver = attrs.field(factory=SystemResolver)
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+"""The well-known NAT64 prefix (RFC 6052): a translator sends what is addressed to it to the IPv4
+address in its last 32 bits."""
+LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+"""The local-use NAT64 prefix (RFC 8215): the operator picks a prefix length of /48 or longer
+inside it, so the IPv4 address may sit at any of the RFC 6052 positions those lengths use."""
+_LOCAL_NAT64_LENGTHS = (48, 56, 64, 96)
+_IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """Every IPv4 address an IPv6 address may deliver to: IPv4-mapped (``::ffff:a.b.c.d``),
+    IPv4-translated (``::ffff:0:a.b.c.d``), IPv4-compatible (``::a.b.c.d``), 6to4 (``2002::/16``),
+    Teredo (``2001::/32``: its server and its client) and NAT64 (``64:ff9b::/96``,
+    ``64:ff9b:1::/48``). A relay or translator on the way connects to that IPv4 address, so the
+    check must see it: ``[2002:7f00:1::]`` reaches 127.0.0.1 through any 6to4 relay."""
+    found: list[ipaddress.IPv4Address] = []
+    value = int(ip)
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip in _IPV4_TRANSLATED or (ip in _IPV4_COMPATIBLE and value > 1) or ip in NAT64:
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if ip in LOCAL_NAT64:
+        found.extend(_rfc6052(value, length) for length in _LOCAL_NAT64_LENGTHS)
+    return tuple(dict.fromkeys(found))
+
+
+def _rfc6052(value: int, length: int) -> ipaddress.IPv4Address:
+    """The IPv4 address after a NAT64 prefix of ``length`` bits (RFC 6052 section 2.2: bits 64
+    to 71 are always zero and skipped)."""
+    if length == 96:
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    without_u = ((value >> 64) << 56) | (value & ((1 << 56) - 1))
+    return ipaddress.IPv4Address((without_u >> (120 - length - 32)) & 0xFFFFFFFF)
+
+
 def address_problem(address: str, allow_private: bool) -> str | None:
-    """Why a webhook may not connect to ``address``, or None when it may."""
+    """Why a webhook may not connect to ``address``, or None when it may. An IPv6 address is
+    refused when it is, or when any IPv4 address it embeds is (``embedded_ipv4``)."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return f"{address} is not an IP address"
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip in METADATA_ADDRESSES:
-        return f"{ip} is a cloud metadata address"
+    candidates: tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, ...] = (ip,)
+    if isinstance(ip, ipaddress.IPv6Address):
+        candidates += embedded_ipv4(ip)
+    for candidate in candidates:  # the metadata addresses first: refused whatever the policy
+        if candidate in METADATA_ADDRESSES:
+            return _naming(ip, candidate, f"{candidate} is a cloud metadata address")
     if allow_private:
         return None
-    if ip.is_unspecified or ip.is_multicast or ip.is_reserved or not ip.is_global:
-        return f"{ip} is not a public address (private, loopback, link-local or reserved)"
+    for candidate in candidates:
+        if candidate.is_unspecified or candidate.is_multicast or candidate.is_reserved or not candidate.is_global:
+            return _naming(
+                ip, candidate, f"{candidate} is not a public address (private, loopback, link-local or reserved)"
+            )
     return None
+
+
+def _naming(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, candidate: object, problem: str) -> str:
+    return problem if candidate == ip else f"{ip} embeds an IPv4 address: {problem}"
 
 
 def check_url(url: str, policy: WebhookPolicy, field: str = "url") -> None:
@@ -89,9 +143,12 @@ def check_url(url: str, policy: WebhookPolicy, field: str = "url") -> None:
         raise ValidationError.field(field, url, "must be an https URL")
     host = parts.hostname or ""
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        given = parts.port
     except ValueError:
         raise ValidationError.field(field, url, "has an invalid port") from None
+    port = (443 if parts.scheme == "https" else 80) if given is None else given
+    if port == 0:
+        raise ValidationError.field(field, url, "port 0 is not a port a receiver can listen on")
     try:
         addresses: Sequence[str] = policy.resolver.resolve(host, port)
     except (OSError, UnicodeError):
