@@ -1,7 +1,8 @@
 """Admission of an API-key request: authenticate, pick the organization, draw from the bucket.
 
-Every request reads its key (one indexed read, no write lock), so a revoked or expired key is
-refused at once in every process. Rate-limit tokens and usage counts cross into the store in
+Every request reads its key (one indexed read, no write lock) and, for a person-bound key, its
+person (one more), so a revoked or expired key, or a deactivated person's, is refused at once in
+every process. Rate-limit tokens and usage counts cross into the store in
 batches: a process leases about one second's refill of tokens from the key's shared bucket in one
 write transaction and spends them locally, and the usage it counted meanwhile is written with the
 next lease (or by ``flush``). The bucket never grants more tokens than it holds, so the limits hold
@@ -23,7 +24,7 @@ import threading
 
 import attrs
 
-from .areas.api_keys import API_KEYS, ApiKey, hash_secret
+from .areas.api_keys import API_KEYS, PEOPLE, ApiKey, hash_secret
 from .areas.organizations import ORGANIZATIONS
 from .kernel.errors import Forbidden, RateLimited, Unauthorized
 from .kernel.permissions import Actor
@@ -83,17 +84,32 @@ class AccessService:
         now = self.uow.clock.now()
         with self.uow.read() as session:
             key = session[API_KEYS].find_by_hash(hash_secret(api_key))
+            person = None
+            if key is not None and key.person_id is not None:
+                person = session[PEOPLE].get(key.organization_id, key.person_id)
         if key is None:
             raise Unauthorized("the API key is not valid", {"reason": "unknown"})
         status = key.status(now)
         if status != "active":
             raise Unauthorized(f"the API key is {status}", {"reason": status})
+        if key.person_id is not None and (person is None or not person.is_active):
+            # Read from the store at every request, like the key: a deactivation holds from the
+            # next request in every process.
+            raise Unauthorized("the API key's person is deactivated", {"reason": "person_inactive"})
         if organization_id is not None and organization_id != key.organization_id:
             raise Forbidden(
                 "the API key does not belong to the organization in X-Organization-Id",
                 {"field": "X-Organization-Id", "value": organization_id},
             )
-        actor = Actor(organization_id=key.organization_id, role=key.role, key_id=key.id, person_id=key.person_id)
+        actor = Actor(
+            organization_id=key.organization_id,
+            role=key.role,
+            key_id=key.id,
+            person_id=key.person_id,
+            key_issued_by=key.created_by,
+            key_issued_by_person_id=key.issued_by_person_id,
+            self_issued=key.self_issued,
+        )
         with self._lock:
             held = self._leases.get(key.id)
             if held is not None and held.tokens >= 1 and now < held.expires_at:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 import attrs
 
-from ..kernel.errors import Conflict, ValidationError, require
+from ..kernel.errors import Conflict, Forbidden, ValidationError, require
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import Page, PageRequest
@@ -82,6 +82,16 @@ class ApiKey:
     created_by: str | None = None
     person_id: str | None = None
     """The person the key acts as (required for employee and contractor keys)."""
+    issued_by_person_id: str | None = None
+    """The person the issuing key (``created_by``) acted as, if any."""
+    self_issued: bool = False
+    """Whether the key is its person's own: issued through a key that is itself that person's
+    own, or by the operator outside the API (``compliance keys create``, an embedding app), who
+    hands it over. Only such a key takes the decisions reserved to its person (approving as the
+    named approver, binding keys to an owner or admin): a key a manager bound to someone else
+    signs only with its issuer shown. Keys issued before issuers were recorded count as the
+    person's own only when the operator issued them (their issuing key's person cannot prove
+    a chain of own keys), so such a person asks the operator for a new key."""
 
     def status(self, now: dt.datetime) -> str:
         if self.revoked_at is not None:
@@ -161,23 +171,59 @@ PERSON_BOUND_ROLES = frozenset({Role.EMPLOYEE, Role.CONTRACTOR})
 """Roles whose keys always act as a person: staff see and sign only what is theirs."""
 
 
-class PersonLookup(Protocol):
-    """The port to the people area: whether an id is a person of the organization."""
+class _Person(Protocol):
+    @property
+    def role(self) -> Role: ...
 
-    def get(self, organization_id: str, person_id: str) -> object | None: ...
+    @property
+    def is_active(self) -> bool: ...
+
+
+class PersonLookup(Protocol):
+    """The port to the people area: a person of the organization, to bind a key to and to
+    check at every request that they are still active."""
+
+    def get(self, organization_id: str, person_id: str) -> _Person | None: ...
 
 
 PEOPLE: Repo[PersonLookup] = Repo("people")
 
 
-def check_person(session: Session, organization_id: str, data: NewApiKey) -> None:
-    """A key of a staff role acts as a person, who must exist in the organization."""
+def check_person(session: Session, actor: Actor, data: NewApiKey) -> None:
+    """A key of a staff role acts as a person, who must be an active person of the
+    organization of the key's kind: a contractor key for a contractor only, and no key with
+    more rights than its person's role. Only the person's own key (or the operator) binds a key
+    to an owner or admin, so nobody approves or decides as them."""
     if data.person_id is None:
         if data.role in PERSON_BOUND_ROLES:
             raise ValidationError.field("personId", None, f"is required for a key with the {data.role.value} role")
         return
-    if session[PEOPLE].get(organization_id, data.person_id) is None:
+    person = session[PEOPLE].get(actor.organization_id, data.person_id)
+    if person is None:
         raise ValidationError.field("personId", data.person_id, "is not a person in this organization")
+    if not person.is_active:
+        raise ValidationError.field("personId", data.person_id, "is deactivated")
+    kind = Role(person.role)
+    if (data.role is Role.CONTRACTOR) != (kind is Role.CONTRACTOR) or data.role.rank > kind.rank:
+        raise ValidationError.field(
+            "personId",
+            data.person_id,
+            f"is a person with the {kind.value} role, who may not act with the {data.role.value} role",
+        )
+    if kind in MANAGERS and not (actor.auth_type == "local" or _own(actor, data.person_id)):
+        raise Forbidden(
+            f"only {data.person_id}'s own key binds a key to them",
+            {
+                "field": "personId",
+                "value": data.person_id,
+                "reason": f"is an {kind.value}: only their own key binds keys to them",
+            },
+        )
+
+
+def _own(actor: Actor, person_id: str | None) -> bool:
+    """Whether ``actor`` is ``person_id`` acting through a key of their own."""
+    return person_id is not None and actor.person_id == person_id and actor.as_own_person
 
 
 LAST_OWNER_KEY = "the organization's last active owner key cannot be revoked; create another owner key first"
@@ -213,8 +259,17 @@ class ApiKeyService:
         issued: list[IssuedKey] = []
 
         def create() -> ApiKey:
-            check_person(tx, actor.organization_id, data)
-            issued.append(self.issue(actor.organization_id, data, created_by=actor.principal))
+            check_person(tx, actor, data)
+            issued.append(
+                self.issue(
+                    actor.organization_id,
+                    data,
+                    created_by=actor.principal,
+                    issued_by_person_id=actor.person_id,
+                    self_issued=data.person_id is not None
+                    and (actor.auth_type == "local" or _own(actor, data.person_id)),
+                )
+            )
             tx[API_KEYS].add(issued[0].key)
             tx.record(ApiKeyCreated(organization_id=actor.organization_id, subject=issued[0].key))
             return issued[0].key
@@ -223,7 +278,15 @@ class ApiKeyService:
             key = run_idempotent(tx, actor, idempotency_key, "api_keys.create", data, now, create)
         return issued[0] if issued else IssuedKey(key=key, secret=None)
 
-    def issue(self, organization_id: str, data: NewApiKey, *, created_by: str | None) -> IssuedKey:
+    def issue(
+        self,
+        organization_id: str,
+        data: NewApiKey,
+        *,
+        created_by: str | None,
+        issued_by_person_id: str | None = None,
+        self_issued: bool = False,
+    ) -> IssuedKey:
         """Build a key without storing it: for callers composing their own transaction."""
         secret = new_secret()
         key = ApiKey(
@@ -237,6 +300,8 @@ class ApiKeyService:
             expires_at=data.expires_at,
             created_by=created_by,
             person_id=data.person_id,
+            issued_by_person_id=issued_by_person_id,
+            self_issued=self_issued,
         )
         return IssuedKey(key=key, secret=secret)
 

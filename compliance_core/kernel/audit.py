@@ -58,6 +58,11 @@ class AuditEntry:
     entity_id: str
     event_id: str
     changes: dict[str, Any] = attrs.field(factory=dict)
+    key_issued_by: str | None = None
+    """Who issued the writing key (the issuing principal): a write, a signature above all, made
+    through a key someone else bound to a person shows who could have made it."""
+    key_issued_by_person_id: str | None = None
+    """The person that issuing key acted as, if any."""
 
 
 @attrs.frozen(kw_only=True)
@@ -75,6 +80,7 @@ AUDIT_LOG: Records[AuditEntry, AuditFilter] = Records(
     kind="audit entry",
     prefix="aud",
     newest_first=True,
+    facets=("entity_type", "action"),
 )
 
 _BOOKKEEPING = frozenset({"id", "organizationId", "createdAt", "updatedAt"})
@@ -122,4 +128,6 @@ def entry_for(
         entity_id=subject_id,
         event_id=body["id"],
         changes=changes_of(event_type, body),
+        key_issued_by=None if actor is None else actor.key_issued_by,
+        key_issued_by_person_id=None if actor is None else actor.key_issued_by_person_id,
     )

@@ -94,6 +94,19 @@ class Actor:
     """The person this caller acts as (a person-bound key, later a session): it signs policies
     as that person and reads that person's own items."""
     auth_type: Literal["api-key", "session", "local"] = "api-key"
+    key_issued_by: str | None = None
+    """Who issued the caller's key (the issuing principal): signatures made with it show it."""
+    key_issued_by_person_id: str | None = None
+    """The person the issuing key acted as, if any."""
+    self_issued: bool = False
+    """The caller's key is its person's own (``ApiKey.self_issued``)."""
+
+    @property
+    def as_own_person(self) -> bool:
+        """Whether the caller may take the decisions reserved to its person: a key of the
+        person's own, or no key at all (an in-process caller, or a session, is the person
+        itself). A key someone else bound to the person only acts for them where it is seen."""
+        return self.person_id is not None and (self.key_id is None or self.self_issued)
 
     @property
     def principal(self) -> str:

@@ -162,6 +162,9 @@ def api_key(organization_id: str = "org_a", id: str = "key_full", **changes: Any
         revoked_at=at(500),
         last_used_at=at(400.25),
         created_by="key:key_00000001",
+        person_id="mem_1",
+        issued_by_person_id="mem_1",
+        self_issued=True,
     )
     return attrs.evolve(full, **changes)
 

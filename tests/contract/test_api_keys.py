@@ -6,8 +6,10 @@ import threading
 import attrs
 import pytest
 
-from compliance_core import Conflict, FrozenClock, PageRequest, Platform, Role
+from compliance_core import Conflict, FrozenClock, PageRequest, Platform, Role, Unauthorized, ValidationError
 from compliance_core.areas.api_keys import API_KEYS, DailyUsage, NewApiKey
+from compliance_core.areas.people import NewPerson, PersonPatch
+from compliance_core.kernel.permissions import Actor
 from compliance_core.kernel.uow import Store
 from compliance_core.platform import Bootstrap
 
@@ -133,3 +135,34 @@ def test_an_idempotent_key_creation_replays_without_the_secret(platform: Platfor
     assert first.secret is not None and again.secret is None
     assert again.key == first.key
     assert platform.api_keys.list(owner).total == 2
+
+
+def test_a_deactivated_persons_key_is_refused_from_the_next_request(platform: Platform, owner: Actor) -> None:
+    """Issue 16: the person is read from the store at every admission, on every store, so every
+    process refuses the key once the person is deactivated (a lease held changes nothing)."""
+    ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.example"))
+    issued = platform.api_keys.create(owner, NewApiKey(name="Ann", role="employee", person_id=ann.id))
+    assert issued.secret is not None
+    assert platform.access.admit(issued.secret).actor.person_id == ann.id
+    platform.people.update(owner, ann.id, PersonPatch(is_active=False))
+    with pytest.raises(Unauthorized) as raised:
+        platform.access.admit(issued.secret)
+    assert raised.value.details == {"reason": "person_inactive"}
+    with pytest.raises(ValidationError) as refused:
+        platform.api_keys.create(owner, NewApiKey(name="again", role="employee", person_id=ann.id))
+    assert refused.value.details["field"] == "personId"
+
+
+def test_a_key_keeps_who_issued_it(platform: Platform, owner: Actor) -> None:
+    boss = platform.people.create(owner, NewPerson(name="Boss", email="boss@acme.example", role="admin"))
+    ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.example"))
+    handed = platform.api_keys.create(owner, NewApiKey(name="Boss", role="admin", person_id=boss.id))
+    assert handed.secret is not None
+    as_boss = platform.access.admit(handed.secret).actor
+    issued = platform.api_keys.create(as_boss, NewApiKey(name="Ann", role="employee", person_id=ann.id))
+    assert issued.secret is not None
+    stored = platform.api_keys.get(owner, issued.key.id)
+    assert (stored.created_by, stored.issued_by_person_id, stored.self_issued) == (handed.key.id, boss.id, False)
+    assert platform.api_keys.get(owner, handed.key.id).self_issued
+    actor = platform.access.admit(issued.secret).actor
+    assert (actor.key_issued_by, actor.key_issued_by_person_id, actor.as_own_person) == (handed.key.id, boss.id, False)

@@ -21,6 +21,8 @@ KEY_FIELDS = {
     "lastUsedAt",
     "createdBy",
     "personId",
+    "issuedByPersonId",
+    "selfIssued",
 }
 
 

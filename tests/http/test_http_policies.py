@@ -7,7 +7,9 @@ import io
 
 import pypdf
 
-from http_support import Api, error
+from compliance_core import Platform
+from compliance_core.platform import Bootstrap
+from http_support import Api, error, issue_key
 
 ROOT = "/v1/policies"
 AUP = {
@@ -55,7 +57,15 @@ def test_publish_acknowledge_and_republish(api: Api) -> None:
     api.post(f"{one}/versions/publish", {})
     sign_off = api.get(f"{one}/sign-off").json
     assert (sign_off["version"], sign_off["required"], sign_off["acknowledged"]) == (2, 1, 0)
-    assert sign_off["signers"] == [{"personId": ann, "acknowledgedAt": None}]
+    assert sign_off["signers"] == [
+        {
+            "personId": ann,
+            "acknowledgedAt": None,
+            "acknowledgedBy": None,
+            "keyIssuedBy": None,
+            "keyIssuedByPersonId": None,
+        }
+    ]
     versions = api.get(f"{one}/versions").json
     assert [v["version"] for v in versions["data"]] == [2, 1] and versions["count"] == 2
 
@@ -70,7 +80,8 @@ def test_staff_keys_read_their_own_items(api: Api) -> None:
     error(as_ann.get(f"{ROOT}/{draft['id']}"), 404, "not_found")
     for staff in (as_ann, as_bob):
         assert staff.post(f"{ROOT}/{live['id']}/acknowledge").status_code == 200
-    mine = as_bob.get("/v1/policy-acknowledgements", query=f"personId={ann}").json
+    error(as_bob.get("/v1/policy-acknowledgements", query=f"personId={ann}"), 403, "forbidden", "personId")
+    mine = as_bob.get("/v1/policy-acknowledgements").json
     assert [a["personId"] for a in mine["data"]] == [bob]
     assert api.get("/v1/policy-acknowledgements", query=f"policyId={live['id']}").json["count"] == 2
     error(as_ann.get(f"{ROOT}/{live['id']}/sign-off"), 403, "forbidden")
@@ -101,9 +112,9 @@ def test_only_the_person_asked_signs(api: Api) -> None:
     assert details["value"] == "mem_nobody"
 
 
-def test_approval_by_the_named_approver_over_http(api: Api) -> None:
+def test_approval_by_the_named_approver_over_http(api: Api, platform: Platform, boot: Bootstrap) -> None:
     boss = _person(api, "Boss", "admin")
-    as_boss = _key(api, "admin", boss)
+    as_boss = Api(api.app, issue_key(platform, boot.organization.id, "admin", person_id=boss))  # from the operator
     policy = api.post(ROOT, AUP).json
     one = f"{ROOT}/{policy['id']}"
     error(api.post(f"{one}/approve", {}), 409, "conflict", "pendingApproval")
@@ -142,3 +153,84 @@ def test_archived_policies_leave_the_register(api: Api) -> None:
     assert api.get(ROOT).json["count"] == 0
     assert api.get(ROOT, query="archived=true").json["count"] == 1
     error(api.post(f"{ROOT}/{policy['id']}/versions/publish", {}), 409, "conflict", "archived")
+
+
+def test_nobody_binds_a_key_to_an_owner_or_admin_but_their_own_key(
+    api: Api, platform: Platform, boot: Bootstrap
+) -> None:
+    """Issue 16: the Owner key bound an admin key to another admin and approved as them; an admin
+    bound a key to the Owner."""
+    boss, owner_person = _person(api, "Boss", "admin"), _person(api, "Olga", "owner")
+    for person in (boss, owner_person):
+        details = error(
+            api.post("/v1/api-keys", {"name": "as them", "role": "admin", "personId": person}),
+            403,
+            "forbidden",
+            "personId",
+        )
+        assert details["value"] == person
+    as_boss = Api(api.app, issue_key(platform, boot.organization.id, "admin", person_id=boss))
+    mine = as_boss.post("/v1/api-keys", {"name": "Boss signs", "role": "employee", "personId": boss})
+    assert mine.status_code == 201, mine.text
+    assert (mine.json["selfIssued"], mine.json["issuedByPersonId"]) == (True, boss)
+    error(as_boss.post("/v1/api-keys", {"name": "x", "role": "auditor", "personId": owner_person}), 403, "forbidden")
+
+
+def test_a_signature_shows_who_issued_its_key(api: Api, platform: Platform, boot: Bootstrap) -> None:
+    boss, ann = _person(api, "Boss", "admin"), _person(api, "Ann")
+    boss_key = issue_key(platform, boot.organization.id, "admin", person_id=boss)
+    as_boss = Api(api.app, boss_key)
+    made = as_boss.post("/v1/api-keys", {"name": "Ann", "role": "employee", "personId": ann})
+    assert (made.json["createdBy"], made.json["issuedByPersonId"], made.json["selfIssued"]) == (
+        platform.access.admit(boss_key).actor.key_id,
+        boss,
+        False,
+    )
+    policy = api.post(ROOT, {**AUP, "signerIds": [ann]}).json
+    api.post(f"{ROOT}/{policy['id']}/versions/publish", {})
+    signed = Api(api.app, made.json["key"]).post(f"{ROOT}/{policy['id']}/acknowledge")
+    assert (signed.json["keyIssuedBy"], signed.json["keyIssuedByPersonId"]) == (made.json["createdBy"], boss)
+    (signer,) = api.get(f"{ROOT}/{policy['id']}/sign-off").json["signers"]
+    assert (signer["acknowledgedBy"], signer["keyIssuedBy"], signer["keyIssuedByPersonId"]) == (
+        made.json["id"],
+        made.json["createdBy"],
+        boss,
+    )
+    (entry,) = api.get("/v1/audit-log", query=f"entityId={signed.json['id']}").json["data"]
+    assert (entry["keyIssuedBy"], entry["keyIssuedByPersonId"]) == (made.json["createdBy"], boss)
+
+
+def test_a_deactivated_persons_key_answers_401(api: Api) -> None:
+    ann = _person(api, "Ann")
+    as_ann = _key(api, "employee", ann)
+    assert as_ann.get(ROOT).status_code == 200
+    assert api.patch(f"/v1/people/{ann}", {"isActive": False}).status_code == 200
+    assert error(as_ann.get(ROOT), 401, "unauthorized") == {"reason": "person_inactive"}
+    error(
+        api.post("/v1/api-keys", {"name": "x", "role": "employee", "personId": ann}),
+        400,
+        "validation_error",
+        "personId",
+    )
+    contractor = _person(api, "Cid", "contractor")
+    details = error(
+        api.post("/v1/api-keys", {"name": "x", "role": "employee", "personId": contractor}),
+        400,
+        "validation_error",
+        "personId",
+    )
+    assert details["value"] == contractor
+    employee = _person(api, "Eve")
+    error(api.post("/v1/api-keys", {"name": "x", "role": "contractor", "personId": employee}), 400, "validation_error")
+
+
+def test_an_archived_policy_is_not_in_force_and_staff_filters_are_refused(api: Api) -> None:
+    as_ann = _key(api, "employee", _person(api, "Ann"))
+    policy = api.post(ROOT, AUP).json
+    api.post(f"{ROOT}/{policy['id']}/versions/publish", {})
+    archived = api.post(f"{ROOT}/{policy['id']}/archive")
+    assert (archived.json["archived"], archived.json["inForce"]) == (True, False)
+    for query, field in (("inForce=false", "inForce"), ("archived=true", "archived")):
+        assert error(as_ann.get(ROOT, query=query), 403, "forbidden", field)["field"] == field
+    assert as_ann.get(ROOT, query="inForce=true").json["count"] == 0
+    assert api.post(f"{ROOT}/{policy['id']}/restore").json["inForce"] is True

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from compliance_core import Forbidden, NotFound, RateLimited, Role, Unauthorized, ValidationError
 from compliance_core.areas.api_keys import NewApiKey, hash_secret
 from compliance_core.areas.organizations import Plan
-from compliance_core.areas.people import NewPerson
+from compliance_core.areas.people import NewPerson, PersonPatch
 from compliance_core.kernel.ratelimit import Bucket, RateLimitPolicy, take
 
 
@@ -146,8 +146,9 @@ def test_staff_keys_act_as_a_person_of_the_organization(platform, owner, other_o
     assert platform.access.admit(issued.secret).actor.person_id == ann.id
     admin = platform.api_keys.create(owner, NewApiKey(name="ops", role="admin"))
     assert platform.access.admit(admin.secret).actor.person_id is None
-    bound_admin = platform.api_keys.create(owner, NewApiKey(name="Ann admin", role="admin", person_id=ann.id))
-    assert platform.access.admit(bound_admin.secret).actor.person_id == ann.id
+    boss = platform.people.create(owner, NewPerson(name="Boss", email="boss@acme.example", role="admin"))
+    bound_admin = platform.api_keys.create(owner, NewApiKey(name="Boss admin", role="admin", person_id=boss.id))
+    assert platform.access.admit(bound_admin.secret).actor.person_id == boss.id
 
 
 def test_a_clock_read_late_does_not_refill_the_same_stretch_twice() -> None:
@@ -177,3 +178,91 @@ def test_clocks_read_before_the_lock_credit_no_time_twice(policy: RateLimitPolic
         allowed += decision.allowed
     span = (max(reads) - min(reads)).total_seconds()
     assert allowed <= policy.burst + span * policy.per_second + 1e-6
+
+
+def _boss(platform, owner, role: str = "admin", email: str = "boss@acme.example"):
+    return platform.people.create(owner, NewPerson(name="Boss", email=email, role=role))
+
+
+def test_only_a_managers_own_key_binds_keys_to_them(platform, boot, owner) -> None:
+    """Issue 16: the Owner's key bound an admin key to another person and approved as them."""
+    boss = _boss(platform, owner)
+    owner_key = platform.access.admit(boot.owner_key.secret).actor
+    with pytest.raises(Forbidden) as raised:
+        platform.api_keys.create(owner_key, NewApiKey(name="as Boss", role="admin", person_id=boss.id))
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("personId", boss.id)
+    assert platform.api_keys.list(owner).total == 1  # nothing was issued
+
+    # The operator (in-process, outside the API) hands Boss a key of their own...
+    handed = platform.api_keys.create(owner, NewApiKey(name="Boss", role="admin", person_id=boss.id))
+    assert (handed.key.self_issued, handed.key.created_by, handed.key.issued_by_person_id) == (
+        True,
+        "local:owner",
+        None,
+    )
+    as_boss = platform.access.admit(handed.secret).actor
+    assert as_boss.as_own_person
+    # ...through which Boss binds more keys to themself.
+    more = platform.api_keys.create(as_boss, NewApiKey(name="Boss signs", role="employee", person_id=boss.id))
+    assert (more.key.self_issued, more.key.created_by, more.key.issued_by_person_id) == (True, handed.key.id, boss.id)
+
+    # Another admin's own key binds no key to Boss, nor to the Owner.
+    eve = _boss(platform, owner, email="eve@acme.example")
+    as_eve = platform.access.admit(
+        platform.api_keys.create(owner, NewApiKey(name="Eve", role="admin", person_id=eve.id)).secret
+    ).actor
+    for person, role in ((boss, "employee"), (_boss(platform, owner, "owner", "own@acme.example"), "admin")):
+        with pytest.raises(Forbidden) as raised:
+            platform.api_keys.create(as_eve, NewApiKey(name="x", role=role, person_id=person.id))
+        assert raised.value.details["field"] == "personId"
+
+
+def test_a_person_bound_key_records_who_issued_it(platform, owner) -> None:
+    boss = _boss(platform, owner)
+    ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.example"))
+    as_boss = platform.access.admit(
+        platform.api_keys.create(owner, NewApiKey(name="Boss", role="admin", person_id=boss.id)).secret
+    ).actor
+    issued = platform.api_keys.create(as_boss, NewApiKey(name="Ann", role="employee", person_id=ann.id))
+    assert (issued.key.created_by, issued.key.issued_by_person_id) == (as_boss.key_id, boss.id)
+    assert not issued.key.self_issued  # Boss made it, not Ann
+    actor = platform.access.admit(issued.secret).actor
+    assert (actor.key_issued_by, actor.key_issued_by_person_id, actor.self_issued) == (as_boss.key_id, boss.id, False)
+    assert actor.person_id == ann.id and not actor.as_own_person
+    assert platform.api_keys.get(owner, issued.key.id).issued_by_person_id == boss.id
+
+
+def test_a_deactivated_persons_keys_answer_401_from_the_next_request(platform, owner) -> None:
+    ann = platform.people.create(owner, NewPerson(name="Ann", email="ann@acme.example"))
+    issued = platform.api_keys.create(owner, NewApiKey(name="Ann", role="employee", person_id=ann.id))
+    platform.access.admit(issued.secret)  # a lease is held from here on
+    platform.people.update(owner, ann.id, PersonPatch(is_active=False))
+    with pytest.raises(Unauthorized) as raised:
+        platform.access.admit(issued.secret)
+    assert raised.value.details == {"reason": "person_inactive"}
+    with pytest.raises(ValidationError) as refused:
+        platform.api_keys.create(owner, NewApiKey(name="again", role="employee", person_id=ann.id))
+    assert refused.value.details == {"field": "personId", "value": ann.id, "reason": "is deactivated"}
+    platform.people.update(owner, ann.id, PersonPatch(is_active=True))
+    assert platform.access.admit(issued.secret).actor.person_id == ann.id
+
+
+@pytest.mark.parametrize(
+    ("key_role", "person_role"),
+    [("contractor", "employee"), ("employee", "contractor"), ("auditor", "employee"), ("owner", "admin")],
+)
+def test_a_key_matches_its_persons_kind(platform, owner, key_role: str, person_role: str) -> None:
+    person = _boss(platform, owner, person_role)
+    with pytest.raises(ValidationError) as raised:
+        platform.api_keys.create(owner, NewApiKey(name="x", role=key_role, person_id=person.id))
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("personId", person.id)
+
+
+@pytest.mark.parametrize(
+    ("key_role", "person_role"),
+    [("contractor", "contractor"), ("employee", "employee"), ("employee", "admin"), ("auditor", "owner")],
+)
+def test_a_key_may_act_with_its_persons_role_or_less(platform, owner, key_role: str, person_role: str) -> None:
+    person = _boss(platform, owner, person_role)
+    issued = platform.api_keys.create(owner, NewApiKey(name="x", role=key_role, person_id=person.id))
+    assert platform.access.admit(issued.secret).actor.person_id == person.id

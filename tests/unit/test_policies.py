@@ -8,10 +8,12 @@ import io
 
 import pypdf
 import pytest
+from attrs import evolve as attrs_evolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance_core import Conflict, Forbidden, FrozenClock, NotFound, Platform, Role, SequentialIds, ValidationError
+from compliance_core.areas.api_keys import API_KEYS, NewApiKey
 from compliance_core.areas.people import NewPerson, PersonPatch
 from compliance_core.areas.policies import (
     AcknowledgementFilter,
@@ -25,6 +27,7 @@ from compliance_core.areas.policies import (
     SubmitForApproval,
     next_review,
 )
+from compliance_core.kernel.audit import AuditFilter
 from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.pagination import PageRequest
 from compliance_store.memory import MemoryStore
@@ -144,7 +147,8 @@ def test_staff_see_only_policies_in_force(platform, owner) -> None:
     platform.policies.publish(owner, live.id, PublishPolicy())
     staff = _as(platform, owner, ann)
     assert [p.id for p in platform.policies.list(staff).items] == [live.id]
-    assert platform.policies.list(staff, PolicyFilter(in_force=False)).total == 1  # the filter is forced
+    with pytest.raises(Forbidden):  # refused, not quietly replaced
+        platform.policies.list(staff, PolicyFilter(in_force=False))
     with pytest.raises(NotFound):
         platform.policies.get(staff, draft.id)
     with pytest.raises(NotFound):
@@ -161,7 +165,7 @@ def test_staff_list_their_own_acknowledgements_only(platform, owner) -> None:
     platform.policies.publish(owner, policy.id, PublishPolicy())
     for person in (ann, bob):
         platform.policies.acknowledge(_as(platform, owner, person), policy.id)
-    mine = platform.policies.list_acknowledgements(_as(platform, owner, ann), AcknowledgementFilter(person_id=bob.id))
+    mine = platform.policies.list_acknowledgements(_as(platform, owner, ann))
     assert [a.person_id for a in mine.items] == [ann.id]
     assert platform.policies.list_acknowledgements(owner).total == 2
     auditor = platform.actor(owner.organization_id, Role.AUDITOR)
@@ -381,3 +385,110 @@ def test_controls_are_linked_by_id_until_their_area_lands(platform, owner) -> No
     with pytest.raises(ValidationError) as raised:
         PolicyPatch(control_ids=["ctl_ok", 7])
     assert (raised.value.details["field"], raised.value.details["value"]) == ("controlIds[1]", 7)
+
+
+def _keyed(platform, owner, person, role: str, issuer=None):
+    """A key bound to ``person``, issued by ``issuer`` (default: the operator), as its caller."""
+    issued = platform.api_keys.create(issuer or owner, NewApiKey(name=person.name, role=role, person_id=person.id))
+    return platform.access.admit(issued.secret).actor
+
+
+def test_a_key_someone_else_bound_to_the_approver_does_not_approve(platform, owner) -> None:
+    """Issue 16: a key bound to the approver by another key (possible before binding a key to
+    an owner or admin was reserved to their own key, and still stored) approves nothing as them."""
+    boss = _person(platform, owner, "Boss", role="admin")
+    admin_key = platform.api_keys.create(owner, NewApiKey(name="ops", role="admin"))
+    foreign = platform.api_keys.issue(
+        owner.organization_id,
+        NewApiKey(name="as Boss", role="admin", person_id=boss.id),
+        created_by=admin_key.key.id,
+    )
+    with platform.uow.write(None) as tx:
+        tx[API_KEYS].add(foreign.key)
+    as_boss_by_other = platform.access.admit(foreign.secret).actor
+    assert as_boss_by_other.person_id == boss.id and not as_boss_by_other.as_own_person
+    policy = platform.policies.create(owner, AUP)
+    platform.policies.submit_for_approval(owner, policy.id, SubmitForApproval(approver_id=boss.id))
+    for decide in (
+        lambda: platform.policies.approve(as_boss_by_other, policy.id, ApprovePolicy()),
+        lambda: platform.policies.reject(as_boss_by_other, policy.id, RejectPolicy(comment="no")),
+    ):
+        with pytest.raises(Forbidden) as raised:
+            decide()
+        assert (raised.value.details["field"], raised.value.details["value"]) == ("approverId", boss.id)
+    own = _keyed(platform, owner, boss, "admin")
+    approved = platform.policies.approve(own, policy.id, ApprovePolicy(comment="OK"))
+    version = platform.policies.list_versions(owner, approved.id).items[0]
+    assert (version.approved_by, version.approval_key_issued_by) == (boss.id, "local:owner")
+
+
+@pytest.mark.parametrize("change", [PersonPatch(role="employee"), PersonPatch(is_active=False)])
+def test_approval_checks_again_that_the_approver_may_approve(platform, owner, change) -> None:
+    boss = _person(platform, owner, "Boss", role="admin")
+    policy = platform.policies.create(owner, AUP)
+    platform.policies.submit_for_approval(owner, policy.id, SubmitForApproval(approver_id=boss.id))
+    platform.people.update(owner, boss.id, change)
+    with pytest.raises(Forbidden) as raised:
+        platform.policies.approve(_as(platform, owner, boss, "admin"), policy.id, ApprovePolicy())
+    assert raised.value.details == {
+        "field": "approverId",
+        "value": boss.id,
+        "reason": "is no longer an active owner or admin",
+    }
+    assert platform.policies.get(owner, policy.id).pending_approval
+
+
+def test_every_signature_shows_who_issued_its_key(platform, owner) -> None:
+    boss = _person(platform, owner, "Boss", role="admin")
+    ann = _person(platform, owner, "Ann")
+    as_boss = _keyed(platform, owner, boss, "admin")
+    as_ann = _keyed(platform, owner, ann, "employee", issuer=as_boss)
+    policy = platform.policies.create(owner, attrs_evolve(AUP, signer_ids=(ann.id,)))
+    platform.policies.publish(owner, policy.id, PublishPolicy())
+    signed = platform.policies.acknowledge(as_ann, policy.id)
+    assert (signed.acknowledged_by, signed.key_issued_by, signed.key_issued_by_person_id) == (
+        as_ann.key_id,
+        as_boss.key_id,
+        boss.id,
+    )
+    (signer,) = platform.policies.sign_off(owner, policy.id).signers
+    assert (signer.person_id, signer.acknowledged_by, signer.key_issued_by, signer.key_issued_by_person_id) == (
+        ann.id,
+        as_ann.key_id,
+        as_boss.key_id,
+        boss.id,
+    )
+    entry = platform.audit_log.list(owner, AuditFilter(entity_id=signed.id)).items[0]
+    assert (entry.action, entry.actor_id) == ("policy.acknowledged", as_ann.key_id)
+    assert (entry.key_issued_by, entry.key_issued_by_person_id) == (as_boss.key_id, boss.id)
+
+
+def test_an_archived_policy_is_not_in_force(platform, owner) -> None:
+    policy = platform.policies.create(owner, AUP)
+    platform.policies.publish(owner, policy.id, PublishPolicy())
+    archived = platform.policies.archive(owner, policy.id)
+    assert (archived.archived, archived.in_force) == (True, False)
+    assert platform.policies.list(owner, PolicyFilter(in_force=True)).total == 0
+    assert platform.policies.restore(owner, policy.id).in_force
+    draft = platform.policies.create(owner, AUP)
+    platform.policies.archive(owner, draft.id)
+    assert not platform.policies.restore(owner, draft.id).in_force
+
+
+@pytest.mark.parametrize("filters", [PolicyFilter(in_force=False), PolicyFilter(archived=True)])
+def test_staff_are_refused_the_filters_they_may_not_use(platform, owner, filters) -> None:
+    ann = _as(platform, owner, _person(platform, owner, "Ann"))
+    with pytest.raises(Forbidden) as raised:
+        platform.policies.list(ann, filters)
+    field = "inForce" if filters.in_force is False else "archived"
+    assert raised.value.details["field"] == field
+    assert platform.policies.list(ann, PolicyFilter(in_force=True)).total == 0
+
+
+def test_staff_are_refused_someone_elses_sign_offs(platform, owner) -> None:
+    ann, bob = _person(platform, owner, "Ann"), _person(platform, owner, "Bob")
+    as_ann = _as(platform, owner, ann)
+    with pytest.raises(Forbidden) as raised:
+        platform.policies.list_acknowledgements(as_ann, AcknowledgementFilter(person_id=bob.id))
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("personId", bob.id)
+    assert platform.policies.list_acknowledgements(as_ann, AcknowledgementFilter(person_id=ann.id)).total == 0

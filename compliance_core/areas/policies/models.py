@@ -164,6 +164,11 @@ class PolicyVersion:
     """The person, or the managing principal, whose approval published it (None: published directly)."""
     approved_at: dt.datetime | None = None
     approval_comment: str | None = None
+    approval_key_issued_by: str | None = None
+    """Who issued the key that approved it (the issuing principal): an approval through a key
+    someone else bound to the approver shows who could have made it."""
+    approval_key_issued_by_person_id: str | None = None
+    """The person that issuing key acted as, if any."""
     created_at: dt.datetime
     updated_at: dt.datetime
     """Equal to ``created_at``: a version is never updated."""
@@ -181,14 +186,25 @@ class Acknowledgement:
     person_id: str
     acknowledged_by: str
     """The principal (key or user) that signed for the person."""
+    key_issued_by: str | None = None
+    """Who issued the signing key (the issuing principal; None: no key signed, or an older
+    signature): a key a manager bound to the person signs, and the signature shows it."""
+    key_issued_by_person_id: str | None = None
+    """The person that issuing key acted as, if any."""
     created_at: dt.datetime
     updated_at: dt.datetime
 
 
 @attrs.frozen(kw_only=True)
 class SignerStatus:
+    """One signer of the version in force; a signature names the key that made it and who
+    issued that key, so a signature made through a key someone else issued shows it."""
+
     person_id: str
     acknowledged_at: dt.datetime | None = None
+    acknowledged_by: str | None = None
+    key_issued_by: str | None = None
+    key_issued_by_person_id: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -323,7 +339,13 @@ class RejectPolicy:
 
 
 POLICIES: Records[Policy, PolicyFilter] = Records(
-    "policies", model=Policy, filters=PolicyFilter, kind="policy", prefix="pol", partition="archived"
+    "policies",
+    model=Policy,
+    filters=PolicyFilter,
+    kind="policy",
+    prefix="pol",
+    partition="archived",
+    facets=("status", "in_force"),
 )
 POLICY_VERSIONS: Records[PolicyVersion, PolicyVersionFilter] = Records(
     "policy_versions",

@@ -90,11 +90,16 @@ class PolicyService:
     # -- reading -------------------------------------------------------------------------------
 
     def list(self, actor: Actor, filters: PolicyFilter | None = None, page: PageRequest | None = None) -> Page[Policy]:
-        """Staff see only the policies in force."""
+        """Staff see only the policies in force: a filter asking for others is refused (403)
+        rather than quietly replaced, so a caller never mistakes a narrowed list for the whole."""
         authorize(actor, POLICY_READ)
         filters = filters or PolicyFilter()
         if _staff(actor):
-            filters = attrs.evolve(filters, in_force=True, archived=False)
+            if filters.in_force is False:
+                raise _staff_filter("inForce", False)
+            if filters.archived:
+                raise _staff_filter("archived", True)
+            filters = attrs.evolve(filters, in_force=True)
         with self.uow.read() as session:
             return list_page(session, POLICIES, self.pages, actor.organization_id, filters, page or PageRequest())
 
@@ -120,11 +125,15 @@ class PolicyService:
     def list_acknowledgements(
         self, actor: Actor, filters: AcknowledgementFilter | None = None, page: PageRequest | None = None
     ) -> Page[Acknowledgement]:
-        """Staff see their own sign-offs only; managers and auditors everyone's."""
+        """Staff see their own sign-offs only (asking for someone else's is refused, 403);
+        managers and auditors everyone's."""
         authorize(actor, POLICY_READ)
         filters = filters or AcknowledgementFilter()
         if _staff(actor):
-            filters = attrs.evolve(filters, person_id=self._person_of(actor))
+            person_id = self._person_of(actor)
+            if filters.person_id not in (None, person_id):
+                raise _staff_filter("personId", filters.person_id)
+            filters = attrs.evolve(filters, person_id=person_id)
         with self.uow.read() as session:
             return list_page(
                 session,
@@ -144,7 +153,7 @@ class PolicyService:
             if policy.current_version_id is None:
                 return PolicySignOff(policy_id=policy.id, version_id=None, version=0, required=0, acknowledged=0)
             signed = {
-                a.person_id: a.created_at
+                a.person_id: a
                 for a in every(
                     session[ACKNOWLEDGEMENTS],
                     policy.organization_id,
@@ -152,7 +161,7 @@ class PolicyService:
                 )
             }
             required = self._signers(session, policy)
-        signers = tuple(SignerStatus(person_id=p, acknowledged_at=signed.get(p)) for p in required)
+        signers = tuple(_signer(p, signed.get(p)) for p in required)
         return PolicySignOff(
             policy_id=policy.id,
             version_id=policy.current_version_id,
@@ -216,13 +225,13 @@ class PolicyService:
             if current.archived:
                 return current
             now = self.uow.clock.now()
-            updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
+            updated = attrs.evolve(current, archived=True, archived_at=now, in_force=False, updated_at=now)
             tx[POLICIES].update(updated)
             tx.record(
                 PolicyArchived(
                     organization_id=actor.organization_id,
                     subject=updated,
-                    previous={"archived": False, "archived_at": None},
+                    previous={"archived": False, "archived_at": None, "in_force": current.in_force},
                 )
             )
         return updated
@@ -233,13 +242,16 @@ class PolicyService:
             current = fetch(tx, POLICIES, actor.organization_id, policy_id)
             if not current.archived:
                 return current
-            updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
+            in_force = current.current_version_id is not None
+            updated = attrs.evolve(
+                current, archived=False, archived_at=None, in_force=in_force, updated_at=self.uow.clock.now()
+            )
             tx[POLICIES].update(updated)
             tx.record(
                 PolicyRestored(
                     organization_id=actor.organization_id,
                     subject=updated,
-                    previous={"archived": True, "archived_at": current.archived_at},
+                    previous={"archived": True, "archived_at": current.archived_at, "in_force": current.in_force},
                 )
             )
         return updated
@@ -344,6 +356,8 @@ class PolicyService:
                 version=policy.version,
                 person_id=person_id,
                 acknowledged_by=actor.principal,
+                key_issued_by=actor.key_issued_by,
+                key_issued_by_person_id=actor.key_issued_by_person_id,
                 created_at=now,
                 updated_at=now,
             )
@@ -443,6 +457,28 @@ class PolicyService:
                 f"only the named approver {policy.approver_id} decides on policy {policy.id}",
                 {"field": "approverId", "value": policy.approver_id, "reason": "the caller is not the named approver"},
             )
+        if policy.approver_id is not None and not actor.as_own_person:
+            raise Forbidden(
+                f"only the named approver's own key decides on policy {policy.id}",
+                {
+                    "field": "approverId",
+                    "value": policy.approver_id,
+                    "reason": "the caller's key was issued by someone other than the approver",
+                },
+            )
+        if actor.person_id is not None:
+            # Checked again now, not only at submission: the approver may have been
+            # deactivated or lost the owner or admin role meanwhile.
+            person = session[PEOPLE].get(actor.organization_id, actor.person_id)
+            if person is None or not person.is_active or Role(person.role) not in MANAGERS:
+                raise Forbidden(
+                    f"person {actor.person_id} may no longer approve policy {policy.id}",
+                    {
+                        "field": "approverId",
+                        "value": actor.person_id,
+                        "reason": "is no longer an active owner or admin",
+                    },
+                )
         return policy
 
     @staticmethod
@@ -481,6 +517,8 @@ class PolicyService:
             approved_by=(actor.person_id or actor.principal) if approved else None,
             approved_at=now if approved else None,
             approval_comment=comment if approved else None,
+            approval_key_issued_by=actor.key_issued_by if approved else None,
+            approval_key_issued_by_person_id=actor.key_issued_by_person_id if approved else None,
             created_at=now,
             updated_at=now,
         )
@@ -525,6 +563,25 @@ class PolicyService:
         if self._pdf is None:
             self._pdf = self.renderer()
         return self._pdf.render(title, documents, self.uow.clock.now())
+
+
+def _staff_filter(field: str, value: Any) -> Forbidden:
+    return Forbidden(
+        f"staff keys may not list with {field}={value}",
+        {"field": field, "value": value, "reason": "staff see only the policies in force and their own sign-offs"},
+    )
+
+
+def _signer(person_id: str, signature: Acknowledgement | None) -> SignerStatus:
+    if signature is None:
+        return SignerStatus(person_id=person_id)
+    return SignerStatus(
+        person_id=person_id,
+        acknowledged_at=signature.created_at,
+        acknowledged_by=signature.acknowledged_by,
+        key_issued_by=signature.key_issued_by,
+        key_issued_by_person_id=signature.key_issued_by_person_id,
+    )
 
 
 def _check_content(policy: Policy) -> None:

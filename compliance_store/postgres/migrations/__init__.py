@@ -35,6 +35,7 @@ from . import (
     m0008_facet_counts,
     m0009_list_blocks,
     m0010_outbox_published,
+    m0011_signature_issuers,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -52,6 +53,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0008_facet_counts", m0008_facet_counts.apply),
     ("0009_list_blocks", m0009_list_blocks.apply),
     ("0010_outbox_published", m0010_outbox_published.apply),
+    ("0011_signature_issuers", m0011_signature_issuers.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

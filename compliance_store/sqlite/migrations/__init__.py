@@ -27,6 +27,7 @@ from . import (
     m0010_compliance_program,
     m0011_facet_counts,
     m0012_list_blocks,
+    m0013_signature_issuers,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -47,6 +48,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0010_compliance_program", m0010_compliance_program.apply),
     ("0011_facet_counts", m0011_facet_counts.apply),
     ("0012_list_blocks", m0012_list_blocks.apply),
+    ("0013_signature_issuers", m0013_signature_issuers.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
