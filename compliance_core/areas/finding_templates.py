@@ -77,6 +77,7 @@ FINDING_TEMPLATES: Records[FindingTemplate, FindingTemplateFilter] = Records(
     filters=FindingTemplateFilter,
     kind="finding template",
     prefix="ftp",
+    facets=("category",),
 )
 FINDING_TEMPLATE_READ = Action("finding_template:read", READERS)
 FINDING_TEMPLATE_WRITE = Action("finding_template:write", MANAGERS)

@@ -166,7 +166,13 @@ class FindingFilter(Filter):
 
 
 FINDINGS: Records[Finding, FindingFilter] = Records(
-    "findings", model=Finding, filters=FindingFilter, kind="finding", prefix="fnd", cached=True
+    "findings",
+    model=Finding,
+    filters=FindingFilter,
+    kind="finding",
+    prefix="fnd",
+    cached=True,
+    facets=("status", "severity", "type", "source"),
 )
 
 

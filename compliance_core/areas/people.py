@@ -109,7 +109,13 @@ class PersonFilter(Filter):
 
 
 PEOPLE: Records[Person, PersonFilter] = Records(
-    "people", model=Person, filters=PersonFilter, kind="person", prefix="mem", cached=True
+    "people",
+    model=Person,
+    filters=PersonFilter,
+    kind="person",
+    prefix="mem",
+    cached=True,
+    facets=("role", "department", "is_active"),
 )
 
 

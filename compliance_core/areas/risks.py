@@ -231,7 +231,14 @@ class RiskFilter(Filter):
 
 
 RISKS: Records[Risk, RiskFilter] = Records(
-    "risks", model=Risk, filters=RiskFilter, kind="risk", prefix="rsk", partition="archived", cached=True
+    "risks",
+    model=Risk,
+    filters=RiskFilter,
+    kind="risk",
+    prefix="rsk",
+    partition="archived",
+    cached=True,
+    facets=("status", "category", "department", "treatment_strategy", "inherent_level", "residual_level"),
 )
 RISK_READ = Action("risk:read", EVERYONE)
 RISK_CREATE = Action("risk:create", MANAGERS)

@@ -317,7 +317,15 @@ class VendorFilter(Filter):
 
 
 VENDORS: Records[Vendor, VendorFilter] = Records(
-    "vendors", model=Vendor, filters=VendorFilter, kind="vendor", prefix="vnd", partition="archived", cached=True
+    "vendors",
+    model=Vendor,
+    filters=VendorFilter,
+    kind="vendor",
+    prefix="vnd",
+    partition="archived",
+    cached=True,
+    facets=("criticality", "processes_personal_data", "ict_service", "category", "country", "dpa_status", "status"),
+    facet_pairs=(("criticality", "processes_personal_data"),),
 )
 VENDOR_READ = Action("vendor:read", EVERYONE)
 VENDOR_CREATE = Action("vendor:create", MANAGERS)

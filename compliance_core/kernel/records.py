@@ -94,6 +94,13 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
         archive each have their own total)
     :param cached: list pages go through the platform's page cache
     :param newest_first: lists run newest first ((created_at, id) descending), as a log reads
+    :param facets: the filter fields a user pages by whose counts the SQL stores keep per value
+        (enums, booleans, a country: few values each), so a list filtered on one of them takes
+        its total and finds a deep page from counters instead of counting. Every write pays one
+        counter statement per facet, so an id field (an owner, a person) is never one: a list
+        filtered on it is counted once per filter set and revision instead, which is as exact
+    :param facet_pairs: pairs of facets, each in the filter model's field order, counted per
+        pair of values too (one more statement per write each): only for pairs users combine
     """
 
     model: type[M]
@@ -103,6 +110,22 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     partition: str | None = None
     cached: bool = False
     newest_first: bool = False
+    facets: tuple[str, ...] = ()
+    facet_pairs: tuple[tuple[str, str], ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        """A facet that is no filter field would be counted by no list and miss from the
+        start-up check's view; a pair out of the filter order would be kept under a name no
+        list asks for. Both are declaration mistakes, refused when the module is read."""
+        fields = [field.name for field in attrs.fields(self.filters)] if self.filters is not None else []  # type: ignore[arg-type]
+        strangers = [name for name in self.facets if name not in fields or name == self.partition]
+        if strangers or len(set(self.facets)) != len(self.facets):
+            raise ValueError(f"{self.name}: facets {list(self.facets)} must be distinct filter fields, not {strangers}")
+        for first, second in self.facet_pairs:
+            if first not in self.facets or second not in self.facets or fields.index(first) >= fields.index(second):
+                raise ValueError(
+                    f"{self.name}: facet pair {(first, second)} must name two facets in the filter model's order"
+                )
 
 
 def fetch(session: Session, records: Records[M, Any], organization_id: str, item_id: str) -> M:

@@ -257,7 +257,7 @@ class DeliveryRepository(RecordRepository[WebhookDelivery, DeliveryFilter], Prot
 
 
 WEBHOOKS: Records[Webhook, WebhookFilter] = Records(
-    "webhooks", model=Webhook, filters=WebhookFilter, kind="webhook", prefix="whk"
+    "webhooks", model=Webhook, filters=WebhookFilter, kind="webhook", prefix="whk", facets=("active",)
 )
 DELIVERIES: Records[WebhookDelivery, DeliveryFilter] = Records(
     "webhook_deliveries",
@@ -266,6 +266,7 @@ DELIVERIES: Records[WebhookDelivery, DeliveryFilter] = Records(
     kind="webhook delivery",
     prefix="whd",
     newest_first=True,
+    facets=("state",),
 )
 DELIVERY_QUEUE: Repo[DeliveryRepository] = Repo("webhook_deliveries")
 """The deliveries table through its engine-facing Protocol (the same repository)."""
