@@ -7,6 +7,11 @@ TLS handshake is told the real name (httpx's ``sni_hostname`` extension), so cer
 verified against it. A DNS answer that changes between the check and the connection (rebinding)
 therefore cannot steer the request elsewhere. Redirects are never followed, the whole exchange is
 bounded by the timeout, and at most 64 KB of the response is read.
+
+The timeout is a wall-clock deadline for the whole attempt, not httpx's per-operation timeouts (a
+read timeout restarts at every byte, so a receiver answering one byte a second held an attempt
+for a minute): the sender's network backend gives every connect, TLS handshake, send and read only
+what is left until the attempt's deadline, and fails the attempt as a timeout once none is left.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import contextlib
 import email.utils
 import ipaddress
 import logging
+import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import httpcore
 import httpx
 
 from compliance_core.areas.webhooks import Resolver, SendResult, WebhookPolicy, address_problem
@@ -51,10 +58,31 @@ class HttpSender:
         self.policy = policy or WebhookPolicy()
         self._resolver = resolver or self.policy.resolver
         self._timeout = timeout
-        self._client = httpx.Client(follow_redirects=False, timeout=timeout, trust_env=False)
+        self._attempt = threading.local()  # each delivery thread's own deadline
+        transport = httpx.HTTPTransport(trust_env=False)
+        transport._pool = httpcore.ConnectionPool(  # the same pool httpx builds, on the deadline backend
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=_DeadlineBackend(self._deadline_left),
+        )
+        self._client = httpx.Client(follow_redirects=False, timeout=timeout, trust_env=False, transport=transport)
 
     def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult:
         started = time.monotonic()
+        self._attempt.deadline = started + self._timeout
+        try:
+            return self._send(url, body, headers, started)
+        finally:
+            self._attempt.deadline = None
+
+    def _deadline_left(self) -> float | None:
+        """Seconds left to this thread's attempt (None outside one)."""
+        deadline: float | None = getattr(self._attempt, "deadline", None)
+        return None if deadline is None else deadline - time.monotonic()
+
+    def _send(self, url: str, body: bytes, headers: Mapping[str, str], started: float) -> SendResult:
 
         def result(**fields: Any) -> SendResult:
             return SendResult(duration_ms=round((time.monotonic() - started) * 1000), **fields)
@@ -127,6 +155,77 @@ class HttpSender:
 
     def close(self) -> None:
         self._client.close()
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every operation gets at most what is left of the current attempt."""
+
+    CHUNK = 16 * 1024
+    """Bytes written per call, so a receiver that reads slowly meets the deadline between two."""
+
+    def __init__(self, stream: httpcore.NetworkStream, left: Callable[[], float | None]) -> None:
+        self._stream = stream
+        self._left = left
+
+    def _timeout(self, timeout: float | None, expired: type[Exception]) -> float | None:
+        left = self._left()
+        if left is None:
+            return timeout
+        if left <= 0:
+            raise expired("the attempt's time limit ran out")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._timeout(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        for start in range(0, len(buffer), self.CHUNK):
+            self._stream.write(buffer[start : start + self.CHUNK], self._timeout(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        # CPython bounds a whole handshake by the socket's timeout, however the peer paces it.
+        tls = self._stream.start_tls(ssl_context, server_hostname, self._timeout(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(tls, self._left)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's own synchronous backend, with connections bounded by the attempt's deadline."""
+
+    def __init__(self, left: Callable[[], float | None]) -> None:
+        self._backend = httpcore.SyncBackend()
+        self._left = left
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        left = self._left()
+        if left is not None:
+            if left <= 0:
+                raise httpcore.ConnectTimeout("the attempt's time limit ran out")
+            timeout = left if timeout is None else min(timeout, left)
+        stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _DeadlineStream(stream, self._left)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("webhooks are delivered over TCP only")
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
 
 
 def _is_ip(host: str) -> bool:

@@ -27,6 +27,9 @@ class Answer:
     body: bytes = b"ok"
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
+    drip: float = 0.0
+    """Seconds between two bytes of the answer, status line and headers included (a receiver
+    that answers slowly enough that every single read is quick)."""
 
 
 class Receiver:
@@ -35,6 +38,8 @@ class Receiver:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.answers: deque[Answer] = deque()
+        self.abandoned = 0
+        """Dripping answers the sender stopped reading before their end."""
         self._lock = threading.Lock()
         receiver = self
 
@@ -49,6 +54,9 @@ class Receiver:
                     answer = receiver.answers.popleft() if receiver.answers else Answer()
                 if answer.delay:
                     time.sleep(answer.delay)
+                if answer.drip:
+                    self._drip(answer)
+                    return
                 try:
                     self.send_response(answer.status)
                     for name, value in answer.headers:
@@ -58,6 +66,19 @@ class Receiver:
                     self.wfile.write(answer.body)
                 except OSError:  # the sender stopped reading (64 KB read, or its timeout)
                     self.close_connection = True
+
+            def _drip(self, answer: Answer) -> None:
+                head = f"HTTP/1.1 {answer.status} Dripping\r\nContent-Length: {len(answer.body)}\r\n"
+                raw = head.encode() + b"".join(f"{n}: {v}\r\n".encode() for n, v in answer.headers) + b"\r\n"
+                self.close_connection = True
+                try:
+                    for byte in raw + answer.body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(answer.drip)
+                except OSError:  # the sender gave up
+                    with receiver._lock:
+                        receiver.abandoned += 1
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -124,14 +124,24 @@ class MemoryDeliveries(MemoryRecords):
     def __init__(self, tables: Tables) -> None:
         super().__init__(tables, DELIVERIES.name, DELIVERIES.newest_first)
 
-    def due(self, now: dt.datetime, limit: int) -> builtins.list[WebhookDelivery]:
+    def due(self, now: dt.datetime, limit: int, skip: Collection[str] = ()) -> builtins.list[WebhookDelivery]:
         due = [
             d
             for d in self.t.values(self.table)
-            if (d.state == DeliveryState.PENDING and d.due_at <= now)
-            or (d.state == DeliveryState.SENDING and d.lease_expires_at is not None and d.lease_expires_at <= now)
+            if d.webhook_id not in skip
+            and (
+                (d.state == DeliveryState.PENDING and d.due_at <= now)
+                or (d.state == DeliveryState.SENDING and d.lease_expires_at is not None and d.lease_expires_at <= now)
+            )
         ]
         return sorted(due, key=lambda d: (d.due_at, d.id))[:limit]
+
+    def in_flight(self, now: dt.datetime) -> dict[str, int]:
+        flying: dict[str, int] = {}
+        for d in self.t.values(self.table):
+            if d.state == DeliveryState.SENDING and d.lease_expires_at is not None and d.lease_expires_at > now:
+                flying[d.webhook_id] = flying.get(d.webhook_id, 0) + 1
+        return flying
 
 
 class MemoryOrganizations(_Repo):

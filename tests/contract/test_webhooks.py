@@ -12,6 +12,7 @@ import attrs
 
 from compliance_core import Platform
 from compliance_core.areas.findings import NewFinding
+from compliance_core.areas.vendors import NewVendor
 from compliance_core.areas.webhooks import (
     DELIVERIES,
     DELIVERY_QUEUE,
@@ -114,3 +115,84 @@ def test_two_engines_stepping_at_once_send_each_event_once(store: Store) -> None
     assert sorted(Counter(sender.sent.values()).items()) == [(1, 1), (2, 30)]
     with store.session(write=False) as session:
         assert session[DELIVERY_QUEUE].due(samples.at(10**9), 999) == []
+
+
+def test_due_leaves_out_the_endpoints_skipped_and_in_flight_counts_running_leases(store: Store) -> None:
+    rows = [
+        attrs.evolve(_delivery("whd_1", DeliveryState.PENDING, due=1), webhook_id="whk_slow"),
+        attrs.evolve(_delivery("whd_2", DeliveryState.PENDING, due=2), webhook_id="whk_slow"),
+        attrs.evolve(_delivery("whd_3", DeliveryState.PENDING, due=3), webhook_id="whk_fast"),
+        attrs.evolve(_delivery("whd_4", DeliveryState.SENDING, due=0, lease=200), webhook_id="whk_slow"),
+        attrs.evolve(_delivery("whd_5", DeliveryState.SENDING, due=0, lease=300), webhook_id="whk_slow"),
+        attrs.evolve(_delivery("whd_6", DeliveryState.SENDING, due=0, lease=99), webhook_id="whk_fast"),  # ran out
+        attrs.evolve(_delivery("whd_7", DeliveryState.SENDING, due=0, lease=150), webhook_id="whk_other"),
+    ]
+    with store.session(write=True) as session:
+        for row in rows:
+            session[DELIVERIES].add(row)
+        queue = session[DELIVERY_QUEUE]
+        assert [d.id for d in queue.due(samples.at(100), 10)] == ["whd_6", "whd_1", "whd_2", "whd_3"]
+        assert [d.id for d in queue.due(samples.at(100), 10, skip={"whk_slow"})] == ["whd_6", "whd_3"]
+        assert queue.due(samples.at(100), 10, skip=["whk_slow", "whk_fast"]) == []
+        assert queue.in_flight(samples.at(100)) == {"whk_slow": 2, "whk_other": 1}
+        assert queue.in_flight(samples.at(250)) == {"whk_slow": 1}
+
+
+class _Gate:
+    """A sender that holds every attempt to ``stuck`` until released (a receiver that never
+    answers within the time limit) and answers the others at once, recording the order."""
+
+    def __init__(self, stuck: str) -> None:
+        self.stuck = stuck
+        self.release = threading.Event()
+        self.arrived: list[str] = []
+        self.holding = 0
+        self.most_held = 0
+        self.changed = threading.Condition()
+
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult:
+        with self.changed:
+            self.arrived.append(url)
+            if url == self.stuck:
+                self.holding += 1
+                self.most_held = max(self.most_held, self.holding)
+            self.changed.notify_all()
+        if url == self.stuck:
+            self.release.wait(30)
+            with self.changed:
+                self.holding -= 1
+            return SendResult(error="timeout", detail="timed out")
+        return SendResult(status=200)
+
+    def wait(self, test: Any, timeout: float = 15) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: test(self), timeout), self.arrived
+
+
+def test_a_stuck_endpoint_holds_its_own_attempts_only(store: Store) -> None:
+    """Five events wait for the stuck endpoint: at most ``per_endpoint`` are in flight at once,
+    and an event for another endpoint, recorded after, is delivered while they are stuck."""
+    platform = Platform(store, settings={"webhooks": WebhookPolicy(allow_private=True)})
+    owner = platform.actor(platform.bootstrap("Acme").organization.id)
+    platform.webhooks.create(owner, NewWebhook(url="http://127.0.0.1:9/stuck", events=["finding.created"]))
+    other = platform.webhooks.create(owner, NewWebhook(url="http://127.0.0.1:9/other", events=["vendor.created"]))
+    gate = _Gate("http://127.0.0.1:9/stuck")
+    engine = platform.delivery_engine(gate, concurrency=4, per_endpoint=2)
+    stop = threading.Event()
+    loop = threading.Thread(target=engine.run, args=(stop, 0.02))
+    loop.start()
+    try:
+        for n in range(5):
+            platform.findings.create(owner, NewFinding(title=f"Finding {n}", severity="low"))
+        gate.wait(lambda g: g.holding == 2)
+        platform.vendors.create(owner, NewVendor(name="Acme Cloud"))
+        gate.wait(lambda g: "http://127.0.0.1:9/other" in g.arrived)
+        assert gate.holding == 2 and not gate.release.is_set()
+        assert gate.arrived.count("http://127.0.0.1:9/stuck") == 2  # the three others wait their turn
+    finally:
+        gate.release.set()
+        stop.set()
+        loop.join()
+    assert gate.most_held == 2
+    log = platform.webhooks.deliveries(owner, other.webhook.id).items
+    assert [d.state for d in log] == [DeliveryState.SUCCEEDED]

@@ -17,7 +17,7 @@ import standardwebhooks
 
 from compliance_core import FrozenClock, Platform, SequentialIds
 from compliance_core.areas.webhooks import WebhookPolicy
-from compliance_http.delivery import MAX_RESPONSE_BYTES, HttpSender
+from compliance_http.delivery import MAX_RESPONSE_BYTES, HttpSender, delivering
 from compliance_http.openapi import openapi_document
 from http_support import Api, check_answer, error
 from webhook_receiver import Answer, Receiver
@@ -243,3 +243,79 @@ def test_the_sender_checks_what_a_resolved_ipv6_address_embeds(address: str, rea
 def test_the_sender_refuses_port_0(sender: HttpSender) -> None:
     result = _post(sender, "http://127.0.0.1:0/hook")
     assert result.error == "refused" and "port 0" in (result.detail or "")
+
+
+# -- a slow receiver delays no one but itself --------------------------------------------------------
+
+
+def test_an_attempt_against_a_one_byte_at_a_time_receiver_ends_at_the_time_limit(receiver: Receiver) -> None:
+    """Every single read is quick (a byte each 0.2 s), so only a deadline on the whole attempt ends
+    it: the answer would take over 12 s to arrive in full, the limit is 1 s."""
+    receiver.answer(Answer(status=200, body=b"x" * 20, drip=0.2))
+    sender = HttpSender(PRIVATE, timeout=1.0)
+    try:
+        result = _post(sender, f"{receiver.url}/hook")
+    finally:
+        sender.close()
+    assert (result.error, result.status) == ("timeout", None)
+    assert result.duration_ms < 6000  # ended at its limit, long before the receiver's answer ends
+
+
+SLOW_LIMIT = 4.0
+"""The slow endpoint's attempts are cut at this limit; every other delivery must land before."""
+
+
+@pytest.fixture
+def slow() -> Iterator[Receiver]:
+    with Receiver() as receiver:
+        receiver.answer(*[Answer(status=200, body=b"slow", drip=0.5)] * 5)
+        yield receiver
+
+
+def _state(api: Api, webhook: dict[str, Any]) -> list[tuple[str, str | None]]:
+    log = api.get(f"{ROOT}/{webhook['id']}/deliveries").json["data"]
+    return [(d["state"], d["error"]) for d in log]
+
+
+def test_while_one_endpoint_is_stuck_another_endpoints_event_is_delivered(
+    api: Api, platform: Platform, receiver: Receiver, slow: Receiver
+) -> None:
+    stuck = api.post(ROOT, {"url": f"{slow.url}/hook", "events": ["vendor.created"]}).json
+    other = api.post(ROOT, {"url": f"{receiver.url}/hook", "events": ["finding.created"]}).json
+    sender = HttpSender(PRIVATE, timeout=SLOW_LIMIT)
+    try:
+        with delivering(platform, interval=0.05, sender=sender):
+            api.post("/v1/vendors", {"name": "Acme Cloud"})
+            slow.wait_for(1)  # the stuck endpoint's attempt is in flight ...
+            finding = api.post("/v1/findings", {"title": "Open bucket", "severity": "high"}).json
+            (received,) = receiver.wait_for(1, timeout=SLOW_LIMIT * 3)
+            # ... and still is when the other endpoint's event has arrived
+            assert _state(api, stuck) == [("sending", None)]
+        assert json.loads(received.body)["data"]["id"] == finding["id"]
+        assert _state(api, other) == [("succeeded", None)]
+        # the stuck attempt ended at the limit, as a timeout, and a retry is queued
+        (retry, attempt) = _state(api, stuck)
+        assert retry == ("pending", None) and attempt[0] == "failed" and "timed out" in (attempt[1] or "")
+    finally:
+        sender.close()
+
+
+def test_a_ping_after_a_rotation_is_not_held_behind_a_slow_endpoint(
+    api: Api, platform: Platform, receiver: Receiver, slow: Receiver
+) -> None:
+    stuck = api.post(ROOT, {"url": f"{slow.url}/hook", "events": ["*"]}).json
+    other = api.post(ROOT, {"url": f"{receiver.url}/hook", "events": ["vendor.created"]}).json
+    sender = HttpSender(PRIVATE, timeout=SLOW_LIMIT)
+    try:
+        with delivering(platform, interval=0.05, sender=sender):
+            api.post("/v1/vendors", {"name": "Acme Cloud"})
+            slow.wait_for(1)
+            receiver.wait_for(1, timeout=SLOW_LIMIT * 3)  # the vendor, to the other endpoint
+            secret = api.post(f"{ROOT}/{other['id']}/rotate-secret").json["secret"]
+            api.post(f"{ROOT}/{other['id']}/ping")
+            ping = receiver.wait_for(2, timeout=SLOW_LIMIT * 3)[1]
+            assert _state(api, stuck)[-1] == ("sending", None)
+        assert json.loads(ping.body)["type"] == "webhook.ping"
+        standardwebhooks.Webhook(secret).verify(ping.body, ping.headers)
+    finally:
+        sender.close()

@@ -13,11 +13,20 @@ source. One ``step(now)`` is:
 2. **Claim**, in one write: take the due attempts (``pending`` and due, or ``sending`` with an
    expired lease: their worker died mid-send), set them ``sending`` with a lease. Stores serialise
    writes (SQLite's single writer, PostgreSQL's per-schema advisory lock), so a claim is exclusive
-   across every process on the database: two workers never send one attempt.
-3. **Send** each claimed attempt outside any transaction, signed (``signing``).
-4. **Record** each result in its own write: succeeded, or failed with the next attempt queued as a
-   NEW row when the failure is worth retrying, or the endpoint disabled (and ``webhook.disabled``
-   recorded) when the schedule is exhausted.
+   across every process on the database: two workers never send one attempt. A claim takes no
+   more attempts than the engine has idle delivery threads (a claimed attempt starts at once, so
+   its lease is never spent waiting in a queue), and none of an endpoint that already has
+   ``per_endpoint`` attempts in flight in any process: a slow endpoint holds at most that many
+   threads, and the others' attempts are claimed past its backlog.
+3. **Send** each claimed attempt outside any transaction, signed (``signing``), on the engine's
+   pool of delivery threads.
+4. **Record** each result in its own write, as soon as it is known: succeeded, or failed with the
+   next attempt queued as a NEW row when the failure is worth retrying, or the endpoint disabled
+   (and ``webhook.disabled`` recorded) when the schedule is exhausted.
+
+``step`` does one round and waits for its sends (scripts, tests, ``drain``). ``run`` does not wait:
+it claims again whenever a thread is free, so an endpoint that takes its whole time limit to
+answer delays no other endpoint's deliveries, nor a ping.
 
 Only endpoint changes record events; attempts do not (an event per attempt would be delivered
 in turn, a feedback loop).
@@ -30,7 +39,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
 from typing import Protocol
 
 import attrs
@@ -158,7 +167,8 @@ class DeliveryEngine:
     :param batch: most outbox messages fanned out, and most attempts claimed, per step
     :param lease: how long a claimed attempt is reserved for this worker (longer than the sender's
         timeout, so it is never taken over while really in flight)
-    :param concurrency: attempts sent at once
+    :param concurrency: delivery threads: attempts this engine sends at once
+    :param per_endpoint: attempts in flight at once for one endpoint, over every delivering process
     """
 
     uow: UnitOfWork
@@ -167,15 +177,17 @@ class DeliveryEngine:
     draw: Callable[[], float] = random.random
     batch: int = 50
     lease: dt.timedelta = dt.timedelta(seconds=60)
-    concurrency: int = 8
+    concurrency: int = 16
+    per_endpoint: int = 2
 
     def step(self, now: dt.datetime | None = None) -> StepReport:
-        """One round of fan-out, claim, send and record (see the module's description)."""
+        """One round of fan-out, claim, send and record (see the module's description), waiting
+        for every send it started."""
         now = now or self.uow.clock.now()
         if not self._work_waiting(now):
             return StepReport()
         fanned_out, queued = self._fan_out(now)
-        claims = self._claim(now)
+        claims = self._claim(now, self.concurrency)
         counts = {"succeeded": 0, "failed": 0, "disabled": 0}
         for claim, result in self._send_all(claims):
             outcome = self._record(claim, result)
@@ -184,18 +196,44 @@ class DeliveryEngine:
         return StepReport(fanned_out=fanned_out, queued=queued, sent=len(claims), **counts)
 
     def run(self, stop: threading.Event, interval: float = 1.0) -> None:
-        """Step until ``stop`` is set: again at once after a busy step, else after ``interval``
-        seconds. An error is logged and the loop goes on (the next step retries it)."""
-        while not stop.is_set():
-            try:
-                busy = self.step().busy
-            except Exception:
-                log.exception("webhook delivery step failed")
-                busy = False
-            if not busy:
-                stop.wait(interval)
+        """Deliver until ``stop`` is set, then finish the attempts in flight (each bounded by the
+        sender's time limit) so none waits for its lease to run out. Claims again at once after a
+        busy round or when an attempt lands, else after ``interval`` seconds. An error is logged
+        and the loop goes on (the next round retries it)."""
+        flight = _Flight()
+        with ThreadPoolExecutor(max_workers=max(1, self.concurrency), thread_name_prefix="webhook-send") as pool:
+            while not stop.is_set():
+                flight.landed.clear()
+                try:
+                    busy = self._dispatch(pool, flight)
+                except Exception:
+                    log.exception("webhook delivery round failed")
+                    busy = False
+                if not busy:
+                    (flight.landed if flight.count else stop).wait(interval)
 
-    def drain(self, now: dt.datetime | None = None, rounds: int = 100) -> StepReport:
+    def _dispatch(self, pool: Executor, flight: _Flight) -> bool:
+        """One round of ``run``: fan out, claim what the idle threads can take, start sending."""
+        now = self.uow.clock.now()
+        if not self._work_waiting(now):
+            return False
+        fanned_out, _ = self._fan_out(now)
+        room = self.concurrency - flight.count
+        claims = self._claim(now, room) if room > 0 else []
+        for claim in claims:
+            flight.take()
+            pool.submit(self._deliver, claim, flight)
+        return bool(fanned_out or claims)
+
+    def _deliver(self, claim: _Claim, flight: _Flight) -> None:
+        try:
+            self._record(claim, self._send(claim))
+        except Exception:  # the lease runs out and another round sends it again
+            log.exception("recording webhook delivery %s failed", claim.delivery.id)
+        finally:
+            flight.land()
+
+    def drain(self, now: dt.datetime | None = None, rounds: int = 1000) -> StepReport:
         """Step until nothing is left to do now (tests, scripts, an in-process app's shutdown)."""
         total = StepReport()
         for _ in range(rounds):
@@ -247,33 +285,58 @@ class DeliveryEngine:
             updated_at=now,
         )
 
-    def _claim(self, now: dt.datetime) -> list[_Claim]:
-        claims = []
+    def _claim(self, now: dt.datetime, room: int | None = None) -> list[_Claim]:
+        """Up to ``room`` (default: ``concurrency``) due attempts, at most ``per_endpoint`` in
+        flight per endpoint."""
+        room = self.concurrency if room is None else room
+        claims: list[_Claim] = []
         with self.uow.write(None) as tx:
-            for delivery in tx[DELIVERY_QUEUE].due(now, self.batch):
-                webhook = tx[WEBHOOKS].get(delivery.organization_id, delivery.webhook_id)
-                if webhook is None or not webhook.active:
-                    reason = "the endpoint was deleted" if webhook is None else "the endpoint is inactive"
-                    tx[DELIVERIES].update(
-                        attrs.evolve(
-                            delivery, state=DeliveryState.FAILED, error=reason, lease_expires_at=None, updated_at=now
+            queue = tx[DELIVERY_QUEUE]
+            flying = queue.in_flight(now)
+            full = {webhook_id for webhook_id, count in flying.items() if count >= self.per_endpoint}
+            progressed = True
+            while progressed and len(claims) < room:
+                progressed = False
+                for delivery in queue.due(now, self.batch, skip=full):
+                    if len(claims) >= room:
+                        break
+                    if delivery.webhook_id in full:
+                        continue
+                    progressed = True
+                    webhook = tx[WEBHOOKS].get(delivery.organization_id, delivery.webhook_id)
+                    if webhook is None or not webhook.active:
+                        reason = "the endpoint was deleted" if webhook is None else "the endpoint is inactive"
+                        tx[DELIVERIES].update(
+                            attrs.evolve(
+                                delivery,
+                                state=DeliveryState.FAILED,
+                                error=reason,
+                                lease_expires_at=None,
+                                updated_at=now,
+                            )
                         )
+                        continue
+                    claimed = attrs.evolve(
+                        delivery, state=DeliveryState.SENDING, lease_expires_at=now + self.lease, updated_at=now
                     )
-                    continue
-                claimed = attrs.evolve(
-                    delivery, state=DeliveryState.SENDING, lease_expires_at=now + self.lease, updated_at=now
-                )
-                tx[DELIVERIES].update(claimed)
-                claims.append(_Claim(claimed, webhook))
+                    tx[DELIVERIES].update(claimed)
+                    claims.append(_Claim(claimed, webhook))
+                    flying[delivery.webhook_id] = flying.get(delivery.webhook_id, 0) + 1
+                    if flying[delivery.webhook_id] >= self.per_endpoint:
+                        full.add(delivery.webhook_id)
         return claims
 
     def _send_all(self, claims: list[_Claim]) -> Iterator[tuple[_Claim, SendResult]]:
+        """Each result as soon as it is known (not in claim order: a slow endpoint's attempt does
+        not hold the recording of the others)."""
         if len(claims) <= 1 or self.concurrency <= 1:
             for claim in claims:
                 yield claim, self._send(claim)
             return
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(claims))) as pool:
-            yield from zip(claims, pool.map(self._send, claims))
+            futures = {pool.submit(self._send, claim): claim for claim in claims}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
 
     def _send(self, claim: _Claim) -> SendResult:
         delivery = claim.delivery
@@ -357,6 +420,24 @@ class DeliveryEngine:
             )
         )
         return True
+
+
+class _Flight:
+    """The attempts ``run`` has in flight, and the signal that one landed (a thread is free)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+        self.landed = threading.Event()
+
+    def take(self) -> None:
+        with self._lock:
+            self.count += 1
+
+    def land(self) -> None:
+        with self._lock:
+            self.count -= 1
+        self.landed.set()
 
 
 def _active(tx: Tx, organization_id: str) -> Iterator[Webhook]:

@@ -12,7 +12,7 @@ import datetime as dt
 import enum
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Protocol
 
 import attrs
@@ -248,11 +248,18 @@ class DeliveryQuery:
 class DeliveryRepository(RecordRepository[WebhookDelivery, DeliveryFilter], Protocol):
     """The deliveries table plus the one query the delivery engine needs across organizations."""
 
-    def due(self, now: dt.datetime, limit: int) -> list[WebhookDelivery]:
+    def due(self, now: dt.datetime, limit: int, skip: Collection[str] = ()) -> list[WebhookDelivery]:
         """Attempts a worker may send now, earliest first: ``pending`` ones due at or before
         ``now``, and ``sending`` ones whose lease expired at or before ``now`` (their worker
-        stopped mid-send). Called inside a write, whose exclusivity makes the claim that follows
-        it exclusive across processes."""
+        stopped mid-send), leaving out the endpoints in ``skip`` (those with as many attempts in
+        flight as they may have: without this, a backlog for one endpoint would fill every batch
+        and starve the others). Called inside a write, whose exclusivity makes the claim that
+        follows it exclusive across processes."""
+        ...
+
+    def in_flight(self, now: dt.datetime) -> dict[str, int]:
+        """How many attempts each endpoint has in flight: ``sending`` with a lease still running
+        at ``now``, whichever process holds it (the per-endpoint limit holds across processes)."""
         ...
 
 
