@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from compliance_core import Actor, Client, LocalTransport, Platform
-from compliance_core.areas.api_keys import IssuedKey
+from compliance_core.areas.api_keys import IssuedKey, NewApiKey
 from compliance_core.areas.organizations import Plan
 
 COMPLIANCE = str(Path(sys.executable).with_name("compliance"))
@@ -42,6 +42,9 @@ class Context:
     owner_key: IssuedKey
     connect: Callable[[IssuedKey], Client]
     """A client acting with another key of the same organization."""
+    operator: Callable[[NewApiKey], IssuedKey]
+    """A key issued by the operator (in-process, outside the API): how an owner or admin gets
+    the first key bound to them."""
     transcript: list[tuple[str, Any]] = attrs.Factory(list)
 
     def record(self, label: str, value: Any) -> Any:
@@ -83,6 +86,7 @@ class Harness:
             organization_id=boot.organization.id,
             owner_key=boot.owner_key,
             connect=self.connect,
+            operator=lambda data: self.platform.api_keys.create(self.platform.actor(boot.organization.id), data),
         )
 
     def connect(self, issued: IssuedKey) -> Client:
@@ -91,7 +95,15 @@ class Harness:
             return Client(
                 LocalTransport(
                     self.platform,
-                    Actor(organization_id=key.organization_id, role=key.role, key_id=key.id, person_id=key.person_id),
+                    Actor(
+                        organization_id=key.organization_id,
+                        role=key.role,
+                        key_id=key.id,
+                        person_id=key.person_id,
+                        key_issued_by=key.created_by,
+                        key_issued_by_person_id=key.issued_by_person_id,
+                        self_issued=key.self_issued,
+                    ),
                 )
             )
         assert issued.secret is not None
