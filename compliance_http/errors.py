@@ -14,7 +14,7 @@ from typing import Any
 
 import falcon
 
-from compliance_core.kernel.errors import ComplianceError, RateLimited, ValidationError
+from compliance_core.kernel.errors import ComplianceError, RateLimited, ServiceUnavailable, ValidationError
 
 from .wire import JSON, Wire
 
@@ -91,9 +91,11 @@ def install(app: falcon.App, wire: Wire) -> None:
     def compliance_error(
         req: falcon.Request, resp: falcon.Response, error: ComplianceError, params: dict[str, Any]
     ) -> None:
-        if isinstance(error, RateLimited):
+        if isinstance(error, (RateLimited, ServiceUnavailable)):
             resp.set_header("Retry-After", str(error.retry_after))
         status = getattr(error, "status", None) or STATUS_BY_CODE.get(error.code, 500)
+        if isinstance(error, ServiceUnavailable):
+            status = 503  # the spec's internal_error, with HTTP's status for "busy, come back later"
         send(req, resp, status, error.code, error.message, error.details)
 
     def falcon_error(

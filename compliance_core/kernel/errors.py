@@ -23,6 +23,7 @@ __all__ = [
     "Conflict",
     "RateLimited",
     "InternalError",
+    "ServiceUnavailable",
     "ERROR_CLASSES",
     "require",
     "bounded",
@@ -234,6 +235,20 @@ class RateLimited(ComplianceError):
 
 class InternalError(ComplianceError):
     code = "internal_error"
+
+
+class ServiceUnavailable(InternalError):
+    """Work refused for now, not a fault: a bounded resource (the PDF renderer's worker processes)
+    is busy, or the work passed its time limit and was ended so it could not hold a server thread.
+
+    The spec has one code for server-side failures, so it stays ``internal_error`` (safe to retry
+    with the same idempotency key); adapters answer it as "unavailable" (HTTP 503) with
+    ``retry_after`` seconds, which ``details`` also carries as ``retryAfter``, as for 429.
+    """
+
+    def __init__(self, message: str, retry_after: int, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, {"retryAfter": retry_after, **(details or {})})
+        self.retry_after = retry_after
 
 
 ERROR_CLASSES: dict[str, type[ComplianceError]] = {
