@@ -1,28 +1,35 @@
 """Policies as PDF: a cover listing the set when there are several, then each policy on its own
 pages: its name, version, publication and approval dates, description and Markdown text.
 
-The Markdown read is the part policies use: ``#`` headings, paragraphs, ``-``/``*``/``+`` and
-numbered lists, ``**bold**`` and ``__italic__`` inline. Inline styles are read for the first
-``MAX_STYLE_MARKERS`` style markers of a policy; a paragraph or item that would go past them is
-printed as it is written, markers included. fpdf2 measures every styled fragment of a line again
-for each character it adds: 100,000 characters of ``**a** __b__`` took 12 s (one server thread
-held for it), in one paragraph or in 500, against 2 s for plain prose. The built-in PDF fonts cover Latin-1;
-typographic punctuation is mapped to its plain form and anything else outside Latin-1 shows as
-``?`` (no font file is shipped).
+The Markdown is parsed by ``compliance_pdf.markdown`` (markdown-it-py: linear time on any input)
+and printed as headings, paragraphs, bulleted and numbered items, code as written, and bold and
+italic inline. Each run of one style is written with its own font (``FPDF.write``), so fpdf2's
+own Markdown mode, with its link and marker rules, never reads a policy's text.
+
+Inline styles are applied for the first ``MAX_STYLE_MARKERS`` style changes of a policy; a block
+that would go past them is printed as it is written, markers included. Every styled run costs a
+font switch and a line-break pass of its own, so dense markup costs far more than prose (with
+fpdf2's Markdown mode, 100,000 characters of ``**a** __b__`` held a server thread for 12 s
+against 2 s for plain prose); the budget keeps a policy's cost close to that of its plain text.
+The built-in PDF fonts cover Latin-1; typographic punctuation is mapped to its plain form and
+anything else outside Latin-1 shows as ``?`` (no font file is shipped).
+
+This module lays the PDF out in the calling process; ``compliance_pdf.pool`` runs it on worker
+processes with a time limit, which is what a server uses.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from fpdf import FPDF
 
 from compliance_core.areas.policies import PolicyDocument
 
-__all__ = ["FpdfPolicies", "blocks", "MAX_STYLE_MARKERS"]
+from .markdown import Span, blocks
+
+__all__ = ["FpdfPolicies", "MAX_STYLE_MARKERS"]
 
 _PLAIN = str.maketrans(
     {
@@ -38,49 +45,18 @@ _PLAIN = str.maketrans(
         "\u2192": "->",
     }
 )
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
-_NUMBERED = re.compile(r"^\s*(\d{1,9})[.)]\s+(.*)$")
 _SIZES = {1: 16, 2: 14, 3: 12, 4: 11, 5: 11, 6: 11}
 MAX_STYLE_MARKERS = 2000
-_MARKERS = re.compile("|".join(re.escape(marker) for marker in FPDF.MARKDOWN_MARKERS))
+_LINE = 6.0
+_INDENT = 4.0
+_NESTED = 6.0
+_MARKER_WIDTH = 8.0
+_MAX_DEPTH = 8
+"""Lists nested deeper print at this depth's indent: the page has room for no more."""
 
 
 def _latin(text: str) -> str:
     return text.translate(_PLAIN).encode("latin-1", "replace").decode("latin-1")
-
-
-def blocks(markdown: str) -> Iterator[tuple[str, Any, str]]:
-    """The Markdown as ``(kind, level or marker, text)``: ``heading`` (level 1-6), ``item``
-    (its marker: ``-`` or ``3.``) and ``paragraph`` (lines joined)."""
-    paragraph: list[str] = []
-
-    def flush() -> Iterator[tuple[str, Any, str]]:
-        if paragraph:
-            yield "paragraph", None, " ".join(paragraph)
-            paragraph.clear()
-
-    for raw in markdown.splitlines():
-        line = raw.strip()
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(raw)
-        numbered = _NUMBERED.match(raw)
-        if not line:
-            yield from flush()
-        elif heading:
-            yield from flush()
-            yield "heading", len(heading[1]), heading[2]
-        elif bullet and not re.fullmatch(r"[-*_\s]{3,}", line):
-            yield from flush()
-            yield "item", "-", bullet[1]
-        elif numbered:
-            yield from flush()
-            yield "item", f"{numbered[1]}.", numbered[2]
-        elif re.fullmatch(r"[-*_\s]{3,}", line):
-            yield from flush()
-        else:
-            paragraph.append(line)
-    yield from flush()
 
 
 class _Document(FPDF):
@@ -142,26 +118,48 @@ class FpdfPolicies:
             pdf.multi_cell(0, 6, _latin(document.description), new_x="LMARGIN", new_y="NEXT")
         pdf.ln(4)
         budget = MAX_STYLE_MARKERS
-
-        def styled(text: str) -> bool:
-            nonlocal budget
-            markers = len(_MARKERS.findall(text))
-            if markers > budget:
-                return False
-            budget -= markers
-            return True
-
-        for kind, mark, text in blocks(document.content):
-            if kind == "heading":
-                pdf.ln(2)
-                pdf.set_font("Helvetica", "B", _SIZES[mark])
-                pdf.multi_cell(0, 8, _latin(text), new_x="LMARGIN", new_y="NEXT")
-            elif kind == "item":
-                pdf.set_font("Helvetica", "", 11)
-                pdf.set_x(pdf.l_margin + 4)
-                pdf.cell(8, 6, mark)
-                pdf.multi_cell(0, 6, _latin(text), markdown=styled(text), new_x="LMARGIN", new_y="NEXT")
+        for block in blocks(document.content):
+            spans = block.spans
+            if block.markers > budget:
+                spans = (Span(block.source),)
             else:
-                pdf.set_font("Helvetica", "", 11)
-                pdf.multi_cell(0, 6, _latin(text), markdown=styled(text), new_x="LMARGIN", new_y="NEXT")
+                budget -= block.markers
+            if block.kind == "heading":
+                assert isinstance(block.mark, int)
                 pdf.ln(2)
+                pdf.set_font("Helvetica", "B", _SIZES[block.mark])
+                pdf.multi_cell(0, 8, _latin(block.text), new_x="LMARGIN", new_y="NEXT")
+            elif block.kind == "item":
+                left = pdf.l_margin
+                pdf.set_font("Helvetica", "", 11)
+                pdf.set_x(left + _INDENT + _NESTED * min(block.depth, _MAX_DEPTH))
+                pdf.cell(_MARKER_WIDTH, _LINE, str(block.mark))
+                pdf.set_left_margin(pdf.get_x())
+                try:
+                    _write(pdf, spans)
+                finally:
+                    pdf.set_left_margin(left)
+                pdf.ln(_LINE)
+            elif block.kind == "code":
+                pdf.set_font("Courier", "", 10)
+                pdf.multi_cell(0, 5, _latin(block.source), new_x="LMARGIN", new_y="NEXT")
+                pdf.ln(2)
+            else:
+                _write(pdf, spans)
+                pdf.ln(_LINE)
+                pdf.ln(2)
+
+
+def _write(pdf: FPDF, spans: tuple[Span, ...]) -> None:
+    """The spans from the current position, wrapping at the margins, each in its own style.
+
+    ``write`` breaks a line at a space inside the text it is given; a span whose first word does
+    not fit on the line has no such space, and would be cut mid-word: it starts a new line."""
+    for span in spans:
+        text = _latin(span.text)
+        pdf.set_font("Helvetica", ("B" if span.bold else "") + ("I" if span.italic else ""), 11)
+        head = text.split(" ", 1)[0].split("\n", 1)[0]
+        room = pdf.w - pdf.r_margin - pdf.get_x() - 2 * pdf.c_margin
+        if head and pdf.get_x() > pdf.l_margin and pdf.get_string_width(head) > room:
+            pdf.ln(_LINE)
+        pdf.write(_LINE, text)
