@@ -1,10 +1,12 @@
 """The PDF adapter: policy documents laid out with fpdf2 (a maintained, pure-Python PDF writer).
 
-Core finds it through the ``compliance.pdf`` entry point (``FpdfPolicies``) and never imports it.
+Core finds it through the ``compliance.pdf`` entry point (``RenderPool.from_environ``: the layout
+of ``FpdfPolicies`` run on worker processes with a time limit) and never imports it.
 """
 
 from __future__ import annotations
 
 from .policies import FpdfPolicies
+from .pool import RenderPool
 
-__all__ = ["FpdfPolicies"]
+__all__ = ["FpdfPolicies", "RenderPool"]
