@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from overlapping_store import Overlapping
 
 from compliance_core import Platform
 from compliance_core.areas.findings import NewFinding
@@ -22,6 +23,7 @@ from compliance_core.areas.webhooks import (
     SendResult,
     WebhookPolicy,
 )
+from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.uow import Store
 
 from . import samples
@@ -196,3 +198,29 @@ def test_a_stuck_endpoint_holds_its_own_attempts_only(store: Store) -> None:
     assert gate.most_held == 2
     log = platform.webhooks.deliveries(owner, other.webhook.id).items
     assert [d.state for d in log] == [DeliveryState.SUCCEEDED]
+
+
+def test_concurrent_rotations_all_answer_the_one_secret_that_signs(store: Store) -> None:
+    gated = Overlapping(store)
+    platform = Platform(gated, settings={"webhooks": WebhookPolicy(allow_private=True)})  # type: ignore[arg-type]
+    owner = platform.actor(platform.bootstrap("Acme").organization.id)
+    issued = platform.webhooks.create(owner, NewWebhook(url="http://127.0.0.1:9/a", events=["*"]))
+    webhook_id = issued.webhook.id
+    answers: list[str | None] = []
+    gated.overlap(10, after=WEBHOOKS)
+
+    def rotate() -> None:
+        answers.append(platform.webhooks.rotate_secret(owner, webhook_id).secret)
+
+    threads = [threading.Thread(target=rotate) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    in_force = platform.webhooks.get(owner, webhook_id).secret
+    assert len(answers) == 10 and set(answers) == {in_force} and in_force != issued.secret
+    with store.session(write=False) as session:
+        rotations = [m for m in session[OUTBOX].pending(limit=1000) if m.type == "webhook.secret_rotated"]
+    assert len(rotations) == 1
+    # a rotation that does not overlap another rotates again
+    assert platform.webhooks.rotate_secret(owner, webhook_id).secret not in (None, in_force)

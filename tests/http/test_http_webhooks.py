@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 import httpx
 import pytest
 import standardwebhooks
+from overlapping_store import Overlapping
 
 from compliance_core import FrozenClock, Platform, SequentialIds
-from compliance_core.areas.webhooks import WebhookPolicy
+from compliance_core.areas.webhooks import WEBHOOKS, WebhookPolicy
+from compliance_http.app import create_app
 from compliance_http.delivery import MAX_RESPONSE_BYTES, HttpSender, delivering
 from compliance_http.openapi import openapi_document
 from http_support import Api, check_answer, error
@@ -319,3 +322,31 @@ def test_a_ping_after_a_rotation_is_not_held_behind_a_slow_endpoint(
         standardwebhooks.Webhook(secret).verify(ping.body, ping.headers)
     finally:
         sender.close()
+
+
+def test_concurrent_rotations_over_http_all_answer_the_secret_that_signs(
+    platform: Platform, receiver: Receiver, engine: Any
+) -> None:
+    """The HTTP path of ``tests/contract/test_webhooks.py``'s race: ten overlapping calls (held
+    until all ten have read the endpoint) answer 200 with one secret, the one deliveries use."""
+    gated = Overlapping(platform.store)
+    over = Platform(gated, clock=platform.clock, ids=SequentialIds(), settings={"webhooks": PRIVATE})  # type: ignore[arg-type]
+    owner = Api(create_app(over), over.bootstrap("Rotating").owner_key.secret)
+    webhook = owner.post(ROOT, {"url": f"{receiver.url}/hook", "events": ["vendor.created"]}).json
+    assert owner.get(f"{ROOT}/{webhook['id']}").status_code == 200  # the key's admission lease is held
+    answers: list[Any] = []
+    gated.overlap(10, after=WEBHOOKS)
+    threads = [
+        threading.Thread(target=lambda: answers.append(owner.post(f"{ROOT}/{webhook['id']}/rotate-secret")))
+        for _ in range(10)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [a.status_code for a in answers] == [200] * 10
+    (secret,) = {a.json["secret"] for a in answers}
+    owner.post("/v1/vendors", {"name": "Acme Cloud"})
+    over.delivery_engine(HttpSender(PRIVATE, timeout=2), draw=lambda: 0.5).drain()
+    (received,) = receiver.wait_for(1)
+    standardwebhooks.Webhook(secret).verify(received.body, received.headers)

@@ -134,11 +134,22 @@ class WebhookService:
             tx.record(WebhookDeleted(organization_id=actor.organization_id, subject=current))
 
     def rotate_secret(self, actor: Actor, webhook_id: str) -> IssuedWebhook:
-        """A new secret at once: attempts sent from now on are signed with it."""
+        """A new secret at once: attempts sent from now on are signed with it.
+
+        Rotations that overlap agree: the secret this call saw when it began is compared, inside
+        the write, with the one in force; if another rotation committed in between, this call
+        answers that one's secret instead of replacing it. Ten concurrent calls therefore all
+        answer the one secret that signs (each used to answer its own, and nine of them signed
+        nothing), and one ``webhook.secret_rotated`` is recorded. Calls that do not overlap
+        each rotate, as asked."""
         authorize(actor, WEBHOOK_WRITE)
+        with self.uow.read() as session:
+            seen = fetch(session, WEBHOOKS, actor.organization_id, webhook_id).secret
         secret = new_secret()
         with self.uow.write(actor) as tx:
             current = fetch(tx, WEBHOOKS, actor.organization_id, webhook_id)
+            if current.secret != seen:
+                return IssuedWebhook(webhook=current, secret=current.secret)
             rotated = attrs.evolve(current, secret=secret, updated_at=self.uow.clock.now())
             tx[WEBHOOKS].update(rotated)
             tx.record(WebhookSecretRotated(organization_id=actor.organization_id, subject=rotated))
