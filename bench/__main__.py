@@ -19,6 +19,7 @@ from .http_bench import HttpSettings, format_http, run_http_bench, vendors_neede
 from .inprocess_bench import format_inprocess, run_inprocess_bench
 from .load import wrk_path
 from .machine import busy_share, describe
+from .pdf_bench import format_pdf, run_pdf_bench
 from .scale import format_scale, run_scale_bench
 from .seed import seed
 from .stores_bench import (
@@ -61,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
         "--skip-http", action="store_true", help="skip the HTTP benchmark (full stack against bare Falcon)"
     )
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process benchmark")
+    parser.add_argument(
+        "--skip-pdf", action="store_true", help="skip the policy PDF benchmark (adversarial Markdown, n to 8n)"
+    )
     parser.add_argument(
         "--stores",
         type=_stores,
@@ -209,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(directory)
         if not (args.skip_http and args.skip_inprocess and not args.profile):
             _main_benchmarks(args, workdir)
+        if not args.skip_pdf:
+            print()
+            print(format_pdf(run_pdf_bench()), flush=True)
         if skipped:
             print()
             print(f"SQLite/PostgreSQL side by side: SKIPPED, {skipped}", flush=True)
