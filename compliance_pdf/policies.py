@@ -70,6 +70,21 @@ def _day(value: dt.datetime | None) -> str:
     return value.date().isoformat() if value is not None else ""
 
 
+def _approval(document: PolicyDocument) -> str:
+    """The approval line, naming who signed and who issued the key that signed: an approval made
+    with a key someone else bound to the approver reads differently from one made with their own."""
+    if document.approved_at is None:
+        return "Approved: at publication (published directly by a manager)"
+    line = f"Approved: {_day(document.approved_at)}"
+    if document.approved_by:
+        line += f" by {document.approved_by}"
+    if document.approval_key_issued_by:
+        acting = document.approval_key_issued_by_person_id
+        issuer = f"{document.approval_key_issued_by}, acting as {acting}" if acting else document.approval_key_issued_by
+        line += f" (key issued by {issuer})"
+    return line
+
+
 class FpdfPolicies:
     """The ``PolicyPdf`` port on fpdf2."""
 
@@ -105,13 +120,8 @@ class FpdfPolicies:
         pdf.set_font("Helvetica", "B", 20)
         pdf.multi_cell(0, 10, _latin(document.name), new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("Helvetica", "", 10)
-        approval = (
-            f"Approved: {_day(document.approved_at)}"
-            if document.approved_at is not None
-            else "Approved: at publication (published directly by a manager)"
-        )
-        for line in (f"Version {document.version}", f"Published: {_day(document.published_at)}", approval):
-            pdf.multi_cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+        for line in (f"Version {document.version}", f"Published: {_day(document.published_at)}", _approval(document)):
+            pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
         if document.description:
             pdf.ln(2)
             pdf.set_font("Helvetica", "I", 11)

@@ -611,4 +611,6 @@ def _document(policy: Policy, version: PolicyVersion) -> PolicyDocument:
         published_at=version.published_at,
         approved_at=version.approved_at,
         approved_by=version.approved_by,
+        approval_key_issued_by=version.approval_key_issued_by,
+        approval_key_issued_by_person_id=version.approval_key_issued_by_person_id,
     )
