@@ -29,6 +29,7 @@ from compliance_core.kernel.errors import (
     RateLimited,
     ValidationError,
 )
+from compliance_core.kernel.errors import ServiceUnavailable as Busy
 from compliance_core.kernel.registry import Accepted, Area, Download, Operation
 from compliance_core.platform import version
 
@@ -170,9 +171,11 @@ def _error(status: int, error: dict[str, Any]) -> ComplianceError:
     """The exception core would have raised in-process for this error body."""
     message, details = error.get("message", ""), error.get("details") or {}
     cls = ERROR_CLASSES.get(error.get("code", ""))
+    rest = {k: v for k, v in details.items() if k != "retryAfter"}
     if cls is RateLimited:
-        rest = {k: v for k, v in details.items() if k != "retryAfter"}
         return RateLimited(message, details.get("retryAfter", 1), rest)
+    if cls is InternalError and status == 503:
+        return Busy(message, details.get("retryAfter", 1), rest)
     if cls is None:
         cls = ValidationError if status < 500 else InternalError
     return cls(message, details)

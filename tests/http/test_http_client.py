@@ -212,3 +212,16 @@ def test_a_client_method_no_area_declares_is_an_attribute_error() -> None:
     client = http_client(platform(), "k")
     with pytest.raises(AttributeError):
         client.vendors.delete("vnd_1")
+
+
+def test_a_503_body_is_the_same_service_unavailable_as_in_process() -> None:
+    """A render refused for now (busy workers, time limit) reaches an HTTP caller as core's
+    ``ServiceUnavailable`` with its retry time, as it reaches an in-process caller."""
+    from compliance_core.kernel.errors import ServiceUnavailable
+    from compliance_http.client import _error
+
+    body = {"code": "internal_error", "message": "busy", "details": {"retryAfter": 7, "workers": 1}}
+    error = _error(503, body)
+    assert isinstance(error, ServiceUnavailable)
+    assert (error.retry_after, error.details) == (7, {"retryAfter": 7, "workers": 1})
+    assert type(_error(500, body)).__name__ == "InternalError"
