@@ -25,7 +25,7 @@ import psycopg
 from psycopg import sql
 from sqlite_utils import Database
 
-from compliance_core.areas.vendors import VENDORS, Vendor, VendorFilter
+from compliance_core.areas.vendors import VENDORS, Vendor
 from compliance_store.codec import make_converter
 from compliance_store.postgres import codec as pg_codec
 from compliance_store.postgres.migrations import helpers as postgres_helpers
@@ -77,7 +77,7 @@ def seed_bulk(url: str, vendors: int, *, rng_seed: int = 2024) -> ScaleSeeded:
             for event in ("insert", "delete", "update"):
                 conn.execute(f"DROP TRIGGER vendors_block_{event}")
             conn.executemany(mapper.insert_sql, rows)
-            sqlite_helpers.count_blocks(Database(conn), "vendors", filters=FACETED, partition="archived")
+            sqlite_helpers.count_blocks_v2(Database(conn), "vendors", **FACETED)
         conn.commit()
         _check_counters(conn, organization, vendors, postgres=postgres)
     finally:
@@ -103,10 +103,10 @@ def _rows(
 
 
 _TRIGGERS = ("vendors_count_insert", "vendors_revision_insert", "vendors_block_insert")
-FACETED = tuple(field.name for field in attrs.fields(VendorFilter) if field.name != "archived")
-"""The vendors' filter columns (``list_facet_blocks``), counted after a bulk load as the
-migration helper counts the rows already there: per row, 37 counter upserts would triple the
-seeding time on SQLite, and on PostgreSQL update the same few rows a million times in one
+FACETED: dict[str, Any] = {"facets": VENDORS.facets, "pairs": VENDORS.facet_pairs, "partition": "archived"}
+"""The vendors' declared facets (``list_facet_blocks``), counted after a bulk load as the
+migration helper counts the rows already there: per row, 9 counter upserts would slow the
+seeding on SQLite, and on PostgreSQL update the same few rows a million times in one
 transaction."""
 _COUNTS = (
     "INSERT INTO list_counts AS counts (table_name, organization_id, partition_value, total) "
@@ -136,7 +136,7 @@ def _copy(conn: Any, mapper: Any, rows: Iterator[list[Any]]) -> None:
     for name in _TRIGGERS:
         conn.execute(sql.SQL("ALTER TABLE vendors ENABLE TRIGGER {}").format(sql.Identifier(name)))
     with conn.cursor() as cur:
-        postgres_helpers.recount_blocks(cur, "vendors", filters=FACETED, partition="archived")
+        postgres_helpers.recount_blocks_v2(cur, "vendors", **FACETED)
 
 
 def _check_counters(conn: Any, organization: str, vendors: int, *, postgres: bool) -> None:

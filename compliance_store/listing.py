@@ -8,13 +8,14 @@ prepared.
 
 Totals without counting: an unfiltered page (of a partitioned table such as vendors: filtered by
 the partition alone) takes its total from the trigger-maintained ``list_counts`` row, and a page
-filtered on one or two columns from the sum of the trigger-maintained ``list_facet_blocks``
-counts of those values (migration SQLite 0012 / PostgreSQL 0009), so a total is counted only for
-three filters or more. A caller that already knows the total
-(``compliance_core.kernel.pagination.TotalCache``: the total of this filter set, counted at the
-revision read in this same read transaction) passes it, and no count runs at all.
+filtered on a facet or a declared pair of facets from the sum of the trigger-maintained
+``list_facet_blocks`` counts of those values (migrations SQLite 0012 / PostgreSQL 0009, narrowed
+to the declared facets by SQLite 0014 / PostgreSQL 0012), so a total is counted only for other
+filter sets: an id, an undeclared pair, three filters or more. A caller that already knows the
+total (``compliance_core.kernel.pagination.TotalCache``: the total of this filter set, counted at
+the revision read in this same read transaction) passes it, and no count runs at all.
 
-No OFFSET walk, for the same filter sets (none, one or two columns within one partition): their
+No OFFSET walk, for the same filter sets (none, a facet or a pair within one partition): their
 block counts (per block of about a thousand rows in (created_at, id) order, see
 ``migrations.helpers.count_blocks``) give, by a running sum, the block holding offset ``o`` and
 the matches before it; the page seeks to that block's start key, ``AND (created_at, id) >=
@@ -25,9 +26,9 @@ range, and kept with the filter set's anchors at the revision (``Anchors.marks``
 page of the set bisects them and reads one block start; the first deep page in a new process, or
 after a write, reads them again (0.27 ms at a million rows on SQLite).
 
-Other filter sets (three columns or more, or both partitions) seek from ``Anchors`` (every 500th
-row's (created_at, id), kept by the same cache at the same revision; see there why they are
-collected by hops): a page at offset ``o >= every`` runs ``AND (created_at, id) >= (anchor) ...
+Other filter sets (an id, an undeclared pair, three columns or more, or both partitions) seek
+from ``Anchors`` (every 500th row's (created_at, id), kept by the same cache at the same
+revision; see there why they are collected by hops): a page at offset ``o >= every`` runs ``AND (created_at, id) >= (anchor) ...
 LIMIT n OFFSET o - every * k``, after collecting the missing anchors up to it, each by ``LIMIT 1
 OFFSET every`` from the last one over the covering index (only the key columns).
 
@@ -41,7 +42,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import attrs
@@ -106,9 +107,14 @@ class PagedQuery(Generic[M]):
         field
     :param newest_first: pages run in (created_at, id) descending order (logs); seeks and anchor
         hops then compare with ``<=``, over the same indexes read backwards
-    :param blocked: whether ``list_facet_blocks`` keeps this table's counts per block, per value
-        of each filter column and pair of values, and unfiltered (``helpers.count_blocks`` in
-        each store's migrations), with the pair's columns in the filter model's order
+    :param blocked: whether ``list_facet_blocks`` keeps this table's counts per block,
+        unfiltered and per value of each of ``facets`` (``helpers.count_blocks_v2`` in each
+        store's migrations)
+    :param facets: the column sets counted there (``"a"``, ``"a,b"`` with the pair's columns in
+        the filter model's order; ``registry.facet_names``); None for every filter column and
+        pair (``helpers.count_blocks``). A filter set of one or two columns that is none of them
+        is counted (once per filter set and revision, by the platform's total cache) and seeks
+        from its anchors, as three filters do
     """
 
     COUNTER_COLUMN: ClassVar[str]
@@ -132,6 +138,7 @@ class PagedQuery(Generic[M]):
         partition: str | None = None,
         newest_first: bool = False,
         blocked: bool = False,
+        facets: Collection[str] | None = None,
     ) -> None:
         self.mapper = mapper
         self._newest_first = newest_first
@@ -162,6 +169,7 @@ class PagedQuery(Generic[M]):
         self._counted_when: tuple[str, ...] | None = None
         self._partition = partition
         self._blocked = blocked and (partition is None or partition in names)
+        self._facets = None if facets is None else frozenset(("", *facets))
         if counted and partition is None:
             self._counted_when = ()
         elif counted and partition is not None and partition in names:
@@ -268,7 +276,8 @@ class PagedQuery(Generic[M]):
 
     def _block_key(self, active: tuple[str, ...], params: list[Any]) -> tuple[Any, ...] | None:
         """The ``list_facet_blocks`` key (table, organization, partition, columns, two values)
-        of a filter set of none, one or two columns within one partition; None for any other."""
+        of a filter set of none, one or two columns within one partition whose counts are kept
+        (a facet or pair of facets); None for any other."""
         if not self._blocked:
             return None
         values = dict(zip(active, params[1:], strict=True))
@@ -279,6 +288,8 @@ class PagedQuery(Generic[M]):
             part = bool(values.pop(self._partition))
         if len(values) > 2:
             return None
+        if self._facets is not None and ",".join(values) not in self._facets:
+            return None  # no counts kept for this column set: counted instead
         encoded = [*values.values(), "", ""]
         return (self.mapper.table, params[0], part, ",".join(values), encoded[0], encoded[1])
 

@@ -19,6 +19,7 @@ from compliance_core.kernel.pagination import Anchors, PageRequest
 
 from .codec import BaseMapper
 from .listing import PagedQuery
+from .registry import facet_names
 
 if TYPE_CHECKING:
     from .registry import Table
@@ -45,6 +46,7 @@ class ScopedRecords(Generic[M]):
             partition=records.partition,
             newest_first=records.newest_first,
             blocked=True,
+            facets=facet_names(table),
         )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:

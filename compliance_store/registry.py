@@ -31,6 +31,7 @@ __all__ = [
     "filter_columns",
     "facet_names",
     "missing_facets",
+    "extra_facets",
 ]
 
 SCOPED_KEY = ("organization_id", "id")
@@ -131,16 +132,28 @@ def filter_columns(table: Table) -> tuple[str, ...]:
 
 def facet_names(table: Table) -> tuple[str, ...]:
     """The column sets whose counts ``list_facet_blocks`` keeps for a ``Records`` table (beside
-    the unfiltered ``""``), as its triggers name them: each filter column and each pair in the
-    filter model's order (``"a"``, ``"a,b"``; each store's ``migrations.helpers.count_blocks``
-    makes them)."""
-    filters = filter_columns(table)
-    pairs = [f"{first},{second}" for index, first in enumerate(filters) for second in filters[index + 1 :]]
-    return (*filters, *pairs)
+    the unfiltered ``""``), as its triggers name them: the declared facets and facet pairs
+    (``"a"``, ``"a,b"``, a pair in the filter model's order; each store's
+    ``migrations.helpers.count_blocks_v2`` makes them). A filter that is no facet, such as an
+    id, has no counts: its lists are counted once per filter set and revision instead."""
+    declared = table.records
+    if declared is None or declared.filters is None:
+        return ()
+    return (*declared.facets, *(f"{first},{second}" for first, second in declared.facet_pairs))
 
 
 def missing_facets(table: Table, trigger_text: str) -> list[str]:
     """The facets of ``table`` that its block trigger (SQLite) or function (PostgreSQL), whose
-    text is given, does not count: a filter column added without ``recount_blocks``, whose
-    totals would otherwise read 0."""
+    text is given, does not count: a facet declared without ``recount_blocks_v2``, whose totals
+    would otherwise read 0."""
     return [name for name in facet_names(table) if f"'{name}'" not in trigger_text]
+
+
+def extra_facets(table: Table, trigger_text: str) -> list[str]:
+    """The filter columns and pairs of them that the block trigger or function of ``table``
+    counts although they are no declared facet: every write would pay for counters no list
+    reads (the start-up check expects exactly the declared facets)."""
+    declared = set(facet_names(table))
+    filters = filter_columns(table)
+    kept = [*filters, *(f"{a},{b}" for index, a in enumerate(filters) for b in filters[index + 1 :])]
+    return [name for name in kept if name not in declared and f"'{name}'" in trigger_text]

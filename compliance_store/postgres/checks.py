@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import psycopg
 
-from ..registry import expected_indexes, missing_facets
+from ..registry import expected_indexes, extra_facets, missing_facets
 from .tables import SUPPORT_TABLES, Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -91,5 +91,8 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
         function = f"{name}_list_blocks"
         missing = missing_facets(table, functions[function]) if function in functions else []
         if missing:
-            problems.append(f"function {function} does not count {missing} (recount_blocks)")
+            problems.append(f"function {function} does not count {missing} (recount_blocks_v2)")
+        extra = extra_facets(table, functions[function]) if function in functions else []
+        if extra:
+            problems.append(f"function {function} counts {extra}, which are no declared facets (keep_facets)")
     return problems

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from ..registry import expected_indexes, missing_facets
+from ..registry import expected_indexes, extra_facets, missing_facets
 from .tables import Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -60,5 +60,8 @@ def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[s
         block_trigger = f"{table.table}_block_insert"
         missing = missing_facets(table, texts[block_trigger]) if block_trigger in texts else []
         if missing:
-            problems.append(f"trigger {block_trigger} does not count {missing} (recount_blocks)")
+            problems.append(f"trigger {block_trigger} does not count {missing} (recount_blocks_v2)")
+        extra = extra_facets(table, texts[block_trigger]) if block_trigger in texts else []
+        if extra:
+            problems.append(f"trigger {block_trigger} counts {extra}, which are no declared facets (keep_facets)")
     return problems

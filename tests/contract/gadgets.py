@@ -53,8 +53,17 @@ class GadgetFilter(Filter):
 
 
 GADGETS: Records[Gadget, GadgetFilter] = Records(
-    "gadgets", model=Gadget, filters=GadgetFilter, kind="gadget", prefix="gdg", partition="archived"
+    "gadgets",
+    model=Gadget,
+    filters=GadgetFilter,
+    kind="gadget",
+    prefix="gdg",
+    partition="archived",
+    facets=("kind", "order"),
+    facet_pairs=(("kind", "order"),),
 )
+"""Every filter a facet and their pair counted: what ``count_blocks`` (every filter and pair)
+keeps, so the gadgets' migrations may call either helper."""
 GADGET_BLOCK_ROWS = 2
 """Rows per block of the gadgets' migration: a handful of records spans many blocks."""
 WITH_GADGETS = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(GADGETS,)))

@@ -36,6 +36,7 @@ from . import (
     m0009_list_blocks,
     m0010_outbox_published,
     m0011_signature_issuers,
+    m0012_declared_facets,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -54,6 +55,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0009_list_blocks", m0009_list_blocks.apply),
     ("0010_outbox_published", m0010_outbox_published.apply),
     ("0011_signature_issuers", m0011_signature_issuers.apply),
+    ("0012_declared_facets", m0012_declared_facets.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -26,6 +26,11 @@ __all__ = [
     "create_records_table_v4",
     "count_blocks",
     "recount_blocks",
+    "create_records_table_v5",
+    "count_blocks_v2",
+    "recount_blocks_v2",
+    "keep_facets",
+    "facet_block_keys",
     "block_keys",
     "BLOCK_ROWS",
     "cover_filter_indexes",
@@ -387,37 +392,7 @@ def count_blocks(
         raise ValueError(f"the partition {partition} is part of every count's scope, not a filter")
     if rows < 1:
         raise ValueError("a block holds at least one row")
-    # every row's position, beside what its counts are grouped by: one sort, then scans
-    kept = "".join(f', "{column}"' for column in (*scope[1:], *filters))
-    cur.execute(
-        f"CREATE TEMP TABLE block_rows AS SELECT organization_id, id, created_at{kept}, "
-        "row_number() OVER (PARTITION BY organization_id ORDER BY created_at, id) - 1 AS position "
-        f'FROM "{table}"'
-    )
-    cur.execute(
-        "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
-        "high_created_at, high_id, rows) "
-        f"SELECT '{table}', g.organization_id, g.block, "
-        "CASE WHEN g.block = 0 THEN '-infinity' ELSE first.created_at END, "
-        "CASE WHEN g.block = 0 THEN '' ELSE first.id END, last.created_at, last.id, g.rows "
-        f"FROM (SELECT organization_id, position / {rows} AS block, min(position) AS first, "
-        "max(position) AS last, count(*) AS rows FROM block_rows GROUP BY 1, 2) AS g "
-        "JOIN block_rows AS first ON first.organization_id = g.organization_id AND first.position = g.first "
-        "JOIN block_rows AS last ON last.organization_id = g.organization_id AND last.position = g.last"
-    )
-    part = f'"{partition}"' if partition else "false"
-    for key in block_keys(filters):
-        values = [f'"{column}"::text' for column in key]
-        first = values[0] if values else "''"
-        second = values[1] if len(values) > 1 else "''"
-        present = " AND ".join(["true", *(f'"{column}" IS NOT NULL' for column in key)])
-        grouped = ", ".join(("organization_id", *([part] if partition else []), *values, f"position / {rows}"))
-        cur.execute(
-            "INSERT INTO list_facet_blocks (table_name, organization_id, partition_value, columns, value1, "
-            f"value2, block, total) SELECT '{table}', organization_id, {part}, '{','.join(key)}', {first}, "
-            f"{second}, position / {rows}, count(*) FROM block_rows WHERE {present} GROUP BY {grouped}"
-        )
-    cur.execute("DROP TABLE block_rows")
+    _fill_blocks(cur, table, block_keys(filters), filters, partition, rows)
     for statement in _block_triggers(table, filters, partition, rows):
         cur.execute(statement)
 
@@ -443,7 +418,14 @@ def recount_blocks(
 
 
 def _block_triggers(table: str, filters: Sequence[str], partition: str | None, rows: int) -> tuple[str, ...]:
-    """The row's block is looked up once each way (one seek of ``list_blocks_by_start``); its
+    """``_block_triggers_for`` every filter column and pair of them (``block_keys``)."""
+    return _block_triggers_for(table, block_keys(filters), filters, partition, rows)
+
+
+def _block_triggers_for(
+    table: str, keys: Sequence[tuple[str, ...]], columns: Sequence[str], partition: str | None, rows: int
+) -> tuple[str, ...]:
+    """The function counting ``keys`` (which name ``columns``) and its triggers. The row's block is looked up once each way (one seek of ``list_blocks_by_start``); its
     counts are one statement each way over a VALUES list joined to the primary key. On an
     update, only the counts of a changed column, key, organization or partition are touched:
     each VALUES row carries whether it changed."""
@@ -468,7 +450,7 @@ def _block_triggers(table: str, filters: Sequence[str], partition: str | None, r
 
     def counts(row: str, guarded: bool) -> str:
         values = []
-        for key in block_keys(filters):
+        for key in keys:
             first = f'{row}."{key[0]}"::text' if key else "''"
             second = f'{row}."{key[1]}"::text' if len(key) > 1 else "''"
             moved = f"({changed((*located, *scope, *key))})" if guarded else "true"
@@ -525,7 +507,7 @@ def _block_triggers(table: str, filters: Sequence[str], partition: str | None, r
         f"    ELSIF TG_OP = 'DELETE' THEN\n{remove(False)}"
         f"    ELSE\n{add(False)}    END IF;\n"
     )
-    moved = changed((*located, *scope, *filters))
+    moved = changed((*located, *scope, *columns))
     function = f"{table}_list_blocks"
     return (
         _function(function, body, ("old_block integer", "new_block integer")),
@@ -533,3 +515,154 @@ def _block_triggers(table: str, filters: Sequence[str], partition: str | None, r
         _trigger(f"{table}_block_delete", "DELETE", table, function),
         _trigger(f"{table}_block_update", "UPDATE", table, function, moved),
     )
+
+
+def _fill_blocks(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    keys: Sequence[tuple[str, ...]],
+    columns: Sequence[str],
+    partition: str | None,
+    rows: int,
+) -> None:
+    """Cut the rows already there into blocks (``list_blocks``) and count ``keys`` per block
+    (``list_facet_blocks``): the filling part of ``count_blocks`` and ``count_blocks_v2``.
+
+    :param columns: the columns ``keys`` name, in the filter model's order
+    """
+    scope = _scope(partition)
+    # every row's position, beside what its counts are grouped by: one sort, then scans
+    kept = "".join(f', "{column}"' for column in (*scope[1:], *columns))
+    cur.execute(
+        f"CREATE TEMP TABLE block_rows AS SELECT organization_id, id, created_at{kept}, "
+        "row_number() OVER (PARTITION BY organization_id ORDER BY created_at, id) - 1 AS position "
+        f'FROM "{table}"'
+    )
+    cur.execute(
+        "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+        "high_created_at, high_id, rows) "
+        f"SELECT '{table}', g.organization_id, g.block, "
+        "CASE WHEN g.block = 0 THEN '-infinity' ELSE first.created_at END, "
+        "CASE WHEN g.block = 0 THEN '' ELSE first.id END, last.created_at, last.id, g.rows "
+        f"FROM (SELECT organization_id, position / {rows} AS block, min(position) AS first, "
+        "max(position) AS last, count(*) AS rows FROM block_rows GROUP BY 1, 2) AS g "
+        "JOIN block_rows AS first ON first.organization_id = g.organization_id AND first.position = g.first "
+        "JOIN block_rows AS last ON last.organization_id = g.organization_id AND last.position = g.last"
+    )
+    part = f'"{partition}"' if partition else "false"
+    for key in keys:
+        values = [f'"{column}"::text' for column in key]
+        first = values[0] if values else "''"
+        second = values[1] if len(values) > 1 else "''"
+        present = " AND ".join(["true", *(f'"{column}" IS NOT NULL' for column in key)])
+        grouped = ", ".join(("organization_id", *([part] if partition else []), *values, f"position / {rows}"))
+        cur.execute(
+            "INSERT INTO list_facet_blocks (table_name, organization_id, partition_value, columns, value1, "
+            f"value2, block, total) SELECT '{table}', organization_id, {part}, '{','.join(key)}', {first}, "
+            f"{second}, position / {rows}, count(*) FROM block_rows WHERE {present} GROUP BY {grouped}"
+        )
+    cur.execute("DROP TABLE block_rows")
+
+
+def facet_block_keys(facets: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> tuple[tuple[str, ...], ...]:
+    """The column sets ``count_blocks_v2`` counts per block: none (the unfiltered list, ``""``),
+    each facet, then each declared pair (``"a"``, ``"a,b"``, a pair in the filter model's order)."""
+    return ((), *((facet,) for facet in facets), *pairs)
+
+
+def _facet_columns(table: str, facets: Sequence[str], pairs: Sequence[tuple[str, str]], partition: str | None) -> None:
+    for name in (table, *facets, *_scope(partition)):
+        _check_name(name)
+    if partition in facets:
+        raise ValueError(f"the partition {partition} is part of every count's scope, not a facet")
+    strangers = [pair for pair in pairs if len(pair) != 2 or pair[0] not in facets or pair[1] not in facets]
+    if strangers:
+        raise ValueError(f"facet pairs {strangers} must name two of the facets {list(facets)}")
+
+
+def create_records_table_v5(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    columns: Mapping[str, str],
+    *,
+    filters: Sequence[str] = (),
+    facets: Sequence[str] = (),
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """``create_records_table_v2`` and then ``count_blocks_v2``: an index for every filter, counts
+    for the declared facets only. Every migration from 0012 on uses this."""
+    _create(cur, table, columns, filters, partition, covering=True)
+    count_blocks_v2(cur, table, facets=facets, pairs=pairs, partition=partition, rows=rows)
+
+
+def count_blocks_v2(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    *,
+    facets: Sequence[str],
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """``count_blocks`` for the declared facets and pairs only (``facet_block_keys``), not every
+    filter and every pair of filters: the function's VALUES list, and so the counter rows each
+    write upserts, holds one row per facet, pair and the unfiltered count, and an update of a
+    column that is no facet runs nothing. A list filtered on anything else is counted (once
+    per filter set and revision, by the platform's total cache).
+
+    :param facets: the ``Records`` declaration's ``facets``, in the filter model's order
+    :param pairs: its ``facet_pairs``, each in the filter model's order
+    """
+    _facet_columns(table, facets, pairs, partition)
+    if rows < 1:
+        raise ValueError("a block holds at least one row")
+    _fill_blocks(cur, table, facet_block_keys(facets, pairs), facets, partition, rows)
+    for statement in _block_triggers_for(table, facet_block_keys(facets, pairs), facets, partition, rows):
+        cur.execute(statement)
+
+
+def _drop_block_triggers(cur: psycopg.Cursor[Any], table: str) -> None:
+    _check_name(table)
+    for event in ("insert", "delete", "update"):
+        cur.execute(f'DROP TRIGGER "{table}_block_{event}" ON "{table}"')
+    cur.execute(f'DROP FUNCTION "{table}_list_blocks"()')
+
+
+def recount_blocks_v2(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    *,
+    facets: Sequence[str],
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """Make a table's blocks, counts and triggers again for ``facets`` and ``pairs`` (all of
+    them): what a migration that declares a new facet calls, since its values were never counted."""
+    _drop_block_triggers(cur, table)
+    cur.execute("DELETE FROM list_facet_blocks WHERE table_name = %s", [table])
+    cur.execute("DELETE FROM list_blocks WHERE table_name = %s", [table])
+    count_blocks_v2(cur, table, facets=facets, pairs=pairs, partition=partition, rows=rows)
+
+
+def keep_facets(
+    cur: psycopg.Cursor[Any],
+    table: str,
+    *,
+    facets: Sequence[str],
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """Narrow a table counted by ``count_blocks`` (every filter and pair) to ``facets`` and
+    ``pairs``, which it already counts: the function and triggers are replaced by
+    ``count_blocks_v2``'s and the counts of every other column set are deleted. The blocks and
+    the kept counts stay as the old function kept them, so nothing is counted again."""
+    _facet_columns(table, facets, pairs, partition)
+    _drop_block_triggers(cur, table)
+    kept = [",".join(key) for key in facet_block_keys(facets, pairs)]
+    cur.execute("DELETE FROM list_facet_blocks WHERE table_name = %s AND NOT (columns = ANY(%s))", [table, kept])
+    for statement in _block_triggers_for(table, facet_block_keys(facets, pairs), facets, partition, rows):
+        cur.execute(statement)

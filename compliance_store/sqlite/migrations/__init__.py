@@ -28,6 +28,7 @@ from . import (
     m0011_facet_counts,
     m0012_list_blocks,
     m0013_signature_issuers,
+    m0014_declared_facets,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -49,6 +50,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0011_facet_counts", m0011_facet_counts.apply),
     ("0012_list_blocks", m0012_list_blocks.apply),
     ("0013_signature_issuers", m0013_signature_issuers.apply),
+    ("0014_declared_facets", m0014_declared_facets.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -25,6 +25,11 @@ __all__ = [
     "create_records_table_v4",
     "count_blocks",
     "recount_blocks",
+    "create_records_table_v5",
+    "count_blocks_v2",
+    "recount_blocks_v2",
+    "keep_facets",
+    "facet_block_keys",
     "block_keys",
     "BLOCK_ROWS",
     "cover_filter_indexes",
@@ -356,38 +361,7 @@ def count_blocks(
         raise ValueError(f"the partition {partition} is part of every count's scope, not a filter")
     if rows < 1:
         raise ValueError("a block holds at least one row")
-    # every row's position, beside what its counts are grouped by: one sort, then scans
-    kept = "".join(f', "{column}"' for column in (*scope[1:], *filters))
-    db.execute(
-        f"CREATE TEMP TABLE block_rows AS SELECT organization_id, id, created_at{kept}, "
-        "row_number() OVER (PARTITION BY organization_id ORDER BY created_at, id) - 1 AS position "
-        f'FROM "{table}"'
-    )
-    db.execute("CREATE UNIQUE INDEX block_rows_by_position ON block_rows (organization_id, position)")
-    db.execute(
-        "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
-        "high_created_at, high_id, rows) "
-        f"SELECT '{table}', g.organization_id, g.block, "
-        "CASE WHEN g.block = 0 THEN '' ELSE first.created_at END, "
-        "CASE WHEN g.block = 0 THEN '' ELSE first.id END, last.created_at, last.id, g.rows "
-        f"FROM (SELECT organization_id, position / {rows} AS block, min(position) AS first, "
-        "max(position) AS last, count(*) AS rows FROM block_rows GROUP BY 1, 2) AS g "
-        "JOIN block_rows AS first ON first.organization_id = g.organization_id AND first.position = g.first "
-        "JOIN block_rows AS last ON last.organization_id = g.organization_id AND last.position = g.last"
-    )
-    part = f'"{partition}"' if partition else "0"
-    for key in block_keys(filters):
-        values = [f'CAST("{column}" AS TEXT)' for column in key]
-        first = values[0] if values else "''"
-        second = values[1] if len(values) > 1 else "''"
-        present = " AND ".join(["1", *(f'"{column}" IS NOT NULL' for column in key)])
-        grouped = ", ".join(("organization_id", *([part] if partition else []), *values, "block"))
-        db.execute(
-            "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
-            f"block, total) SELECT '{table}', organization_id, {part}, '{','.join(key)}', {first}, {second}, "
-            f"position / {rows} AS block, count(*) FROM block_rows WHERE {present} GROUP BY {grouped}"
-        )
-    db.execute("DROP TABLE block_rows")
+    _fill_blocks(db, table, block_keys(filters), filters, partition, rows)
     for statement in _block_triggers(table, filters, partition, rows):
         db.execute(statement)
 
@@ -480,6 +454,242 @@ def _block_triggers(table: str, filters: Sequence[str], partition: str | None, r
         return " ".join(statements)
 
     moved = changed((*located, *scope, *filters))
+    return (
+        f"CREATE TRIGGER {table}_block_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
+        f"CREATE TRIGGER {table}_block_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
+        (
+            f"CREATE TRIGGER {table}_block_update AFTER UPDATE ON {table} WHEN {moved} "
+            f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
+        ),
+    )
+
+
+def _fill_blocks(
+    db: Database, table: str, keys: Sequence[tuple[str, ...]], columns: Sequence[str], partition: str | None, rows: int
+) -> None:
+    """Cut the rows already there into blocks (``list_blocks``) and count ``keys`` per block
+    (``list_facet_blocks``): the filling part of ``count_blocks`` and ``count_blocks_v2``.
+
+    :param columns: the columns ``keys`` name, in the filter model's order
+    """
+    scope = _scope(partition)
+    # every row's position, beside what its counts are grouped by: one sort, then scans
+    kept = "".join(f', "{column}"' for column in (*scope[1:], *columns))
+    db.execute(
+        f"CREATE TEMP TABLE block_rows AS SELECT organization_id, id, created_at{kept}, "
+        "row_number() OVER (PARTITION BY organization_id ORDER BY created_at, id) - 1 AS position "
+        f'FROM "{table}"'
+    )
+    db.execute("CREATE UNIQUE INDEX block_rows_by_position ON block_rows (organization_id, position)")
+    db.execute(
+        "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+        "high_created_at, high_id, rows) "
+        f"SELECT '{table}', g.organization_id, g.block, "
+        "CASE WHEN g.block = 0 THEN '' ELSE first.created_at END, "
+        "CASE WHEN g.block = 0 THEN '' ELSE first.id END, last.created_at, last.id, g.rows "
+        f"FROM (SELECT organization_id, position / {rows} AS block, min(position) AS first, "
+        "max(position) AS last, count(*) AS rows FROM block_rows GROUP BY 1, 2) AS g "
+        "JOIN block_rows AS first ON first.organization_id = g.organization_id AND first.position = g.first "
+        "JOIN block_rows AS last ON last.organization_id = g.organization_id AND last.position = g.last"
+    )
+    part = f'"{partition}"' if partition else "0"
+    for key in keys:
+        values = [f'CAST("{column}" AS TEXT)' for column in key]
+        first = values[0] if values else "''"
+        second = values[1] if len(values) > 1 else "''"
+        present = " AND ".join(["1", *(f'"{column}" IS NOT NULL' for column in key)])
+        grouped = ", ".join(("organization_id", *([part] if partition else []), *values, "block"))
+        db.execute(
+            "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
+            f"block, total) SELECT '{table}', organization_id, {part}, '{','.join(key)}', {first}, {second}, "
+            f"position / {rows} AS block, count(*) FROM block_rows WHERE {present} GROUP BY {grouped}"
+        )
+    db.execute("DROP TABLE block_rows")
+
+
+def facet_block_keys(facets: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> tuple[tuple[str, ...], ...]:
+    """The column sets ``count_blocks_v2`` counts per block: none (the unfiltered list, ``""``),
+    each facet, then each declared pair (``"a"``, ``"a,b"``, a pair in the filter model's order)."""
+    return ((), *((facet,) for facet in facets), *pairs)
+
+
+def _facet_columns(table: str, facets: Sequence[str], pairs: Sequence[tuple[str, str]], partition: str | None) -> None:
+    for name in (table, *facets, *_scope(partition)):
+        _check_name(name)
+    if partition in facets:
+        raise ValueError(f"the partition {partition} is part of every count's scope, not a facet")
+    strangers = [pair for pair in pairs if len(pair) != 2 or pair[0] not in facets or pair[1] not in facets]
+    if strangers:
+        raise ValueError(f"facet pairs {strangers} must name two of the facets {list(facets)}")
+
+
+def create_records_table_v5(
+    db: Database,
+    table: str,
+    columns: Mapping[str, str],
+    *,
+    filters: Sequence[str] = (),
+    facets: Sequence[str] = (),
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """``create_records_table_v2`` and then ``count_blocks_v2``: an index for every filter, counts
+    for the declared facets only. Every migration from 0014 on uses this.
+
+    A future area's migration, e.g. ``m0015_controls.py``::
+
+        def apply(db: Database) -> None:
+            create_records_table_v5(db, "controls", {
+                "id": "TEXT NOT NULL", "organization_id": "TEXT NOT NULL", "name": "TEXT NOT NULL",
+                "status": "TEXT NOT NULL", "owner_id": "TEXT", "archived": "INTEGER NOT NULL DEFAULT 0",
+                "created_at": "TEXT NOT NULL", "updated_at": "TEXT NOT NULL",
+            }, filters=("status", "owner_id"), facets=("status",), partition="archived")
+    """
+    _create(db, table, columns, filters, partition, covering=True)
+    count_blocks_v2(db, table, facets=facets, pairs=pairs, partition=partition, rows=rows)
+
+
+def count_blocks_v2(
+    db: Database,
+    table: str,
+    *,
+    facets: Sequence[str],
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """``count_blocks`` for the declared facets and pairs only (``facet_block_keys``), not every
+    filter and every pair of filters: a write runs one counter statement per facet, pair and the
+    unfiltered count, and its block's row count is one upsert (``count_blocks`` ran three
+    statements for it). A list filtered on anything else is counted (once per filter set and
+    revision, by the platform's total cache).
+
+    :param facets: the ``Records`` declaration's ``facets``, in the filter model's order
+    :param pairs: its ``facet_pairs``, each in the filter model's order
+    """
+    _facet_columns(table, facets, pairs, partition)
+    if rows < 1:
+        raise ValueError("a block holds at least one row")
+    _fill_blocks(db, table, facet_block_keys(facets, pairs), facets, partition, rows)
+    for statement in _block_triggers_v2(table, facet_block_keys(facets, pairs), facets, partition, rows):
+        db.execute(statement)
+
+
+def recount_blocks_v2(
+    db: Database,
+    table: str,
+    *,
+    facets: Sequence[str],
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """Make a table's blocks, counts and triggers again for ``facets`` and ``pairs`` (all of
+    them): what a migration that declares a new facet calls, since its values were never counted."""
+    _check_name(table)
+    for event in ("insert", "delete", "update"):
+        db.execute(f'DROP TRIGGER "{table}_block_{event}"')
+    db.execute("DELETE FROM list_facet_blocks WHERE table_name = ?", [table])
+    db.execute("DELETE FROM list_blocks WHERE table_name = ?", [table])
+    count_blocks_v2(db, table, facets=facets, pairs=pairs, partition=partition, rows=rows)
+
+
+def keep_facets(
+    db: Database,
+    table: str,
+    *,
+    facets: Sequence[str],
+    pairs: Sequence[tuple[str, str]] = (),
+    partition: str | None = None,
+    rows: int = BLOCK_ROWS,
+) -> None:
+    """Narrow a table counted by ``count_blocks`` (every filter and pair) to ``facets`` and
+    ``pairs``, which it already counts: the triggers are replaced by ``count_blocks_v2``'s and
+    the counts of every other column set are deleted. The blocks and the kept counts stay as
+    the old triggers kept them, so nothing is counted again (no scan of the table)."""
+    _facet_columns(table, facets, pairs, partition)
+    for event in ("insert", "delete", "update"):
+        db.execute(f'DROP TRIGGER "{table}_block_{event}"')
+    kept = [",".join(key) for key in facet_block_keys(facets, pairs)]
+    marks = ", ".join("?" for _ in kept)
+    db.execute(f"DELETE FROM list_facet_blocks WHERE table_name = ? AND columns NOT IN ({marks})", [table, *kept])
+    for statement in _block_triggers_v2(table, facet_block_keys(facets, pairs), facets, partition, rows):
+        db.execute(statement)
+
+
+def _block_triggers_v2(
+    table: str, keys: Sequence[tuple[str, ...]], columns: Sequence[str], partition: str | None, rows: int
+) -> tuple[str, str, str]:
+    """``_block_triggers`` for ``keys`` only, with the block's row count in one statement: an
+    upsert on the block the row falls in, which is block 0 of an organization without blocks
+    and the next block of one whose last block is full when the row is newer than all it held
+    (what ``_block_triggers`` did in three statements: create block 0, open the next, count)."""
+    scope = _scope(partition)
+    where = f"table_name = '{table}' AND organization_id = {{row}}.organization_id"
+
+    def block(row: str) -> str:
+        return (
+            f"(SELECT block FROM list_blocks WHERE {where.format(row=row)} AND (start_created_at, start_id) "
+            f"<= ({row}.created_at, {row}.id) ORDER BY start_created_at DESC, start_id DESC LIMIT 1)"
+        )
+
+    def part(row: str) -> str:
+        return f'{row}."{partition}"' if partition else "0"
+
+    def changed(names: Sequence[str]) -> str:
+        return " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in names)
+
+    def value(row: str, key: tuple[str, ...], index: int) -> str:
+        return f'CAST({row}."{key[index]}" AS TEXT)' if index < len(key) else "''"
+
+    located = ("organization_id", "created_at", "id")
+
+    def add(row: str, guarded: bool) -> str:
+        opens = f"last.rows >= {rows} AND (last.high_created_at, last.high_id) < ({row}.created_at, {row}.id)"
+        target = f"WHEN {opens} THEN last.block + 1 " if not guarded else ""
+        start = f"CASE WHEN last.block IS NULL THEN '' ELSE {row}.{{column}} END"
+        newer = "(high_created_at, high_id) < (excluded.high_created_at, excluded.high_id)"
+        guard = f"({changed(located)})" if guarded else "1"
+        statements = [
+            "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
+            f"high_created_at, high_id, rows) SELECT '{table}', {row}.organization_id, "
+            f"CASE WHEN last.block IS NULL THEN 0 {target}ELSE {block(row)} END, "
+            f"{start.format(column='created_at')}, {start.format(column='id')}, {row}.created_at, {row}.id, 1 "
+            "FROM (SELECT 1) LEFT JOIN (SELECT block, rows, high_created_at, high_id FROM list_blocks "
+            f"WHERE {where.format(row=row)} ORDER BY block DESC LIMIT 1) AS last ON 1 WHERE {guard} "
+            "ON CONFLICT (table_name, organization_id, block) DO UPDATE SET rows = rows + 1, "
+            f"high_created_at = CASE WHEN {newer} THEN excluded.high_created_at ELSE high_created_at END, "
+            f"high_id = CASE WHEN {newer} THEN excluded.high_id ELSE high_id END;"
+        ]
+        for key in keys:
+            present = " AND ".join(["1", *(f'{row}."{column}" IS NOT NULL' for column in key)])
+            if guarded:
+                present += f" AND ({changed((*located, *scope, *key))})"
+            statements.append(
+                "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
+                f"block, total) SELECT '{table}', {row}.organization_id, {part(row)}, '{','.join(key)}', "
+                f"{value(row, key, 0)}, {value(row, key, 1)}, {block(row)}, 1 WHERE {present} "
+                "ON CONFLICT (table_name, organization_id, archived, columns, value1, value2, block) "
+                "DO UPDATE SET total = total + 1;"
+            )
+        return " ".join(statements)
+
+    def remove(row: str, guarded: bool) -> str:
+        guard = f" AND ({changed(located)})" if guarded else ""
+        statements = [
+            f"UPDATE list_blocks SET rows = rows - 1 WHERE {where.format(row=row)} AND block = {block(row)}{guard};"
+        ]
+        for key in keys:
+            guard = f" AND ({changed((*located, *scope, *key))})" if guarded else ""
+            statements.append(
+                f"UPDATE list_facet_blocks SET total = total - 1 WHERE {where.format(row=row)} "
+                f"AND archived = {part(row)} AND columns = '{','.join(key)}' AND value1 = {value(row, key, 0)} "
+                f"AND value2 = {value(row, key, 1)} AND block = {block(row)}{guard};"
+            )
+        return " ".join(statements)
+
+    moved = changed((*located, *scope, *columns))
     return (
         f"CREATE TRIGGER {table}_block_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
         f"CREATE TRIGGER {table}_block_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
