@@ -16,18 +16,18 @@ from .areas.api_keys import API_KEYS, ApiKeyCreated, IssuedKey, NewApiKey
 from .areas.organizations import ORGANIZATIONS, Organization, OrganizationCreated, Plan
 from .areas.people import PEOPLE
 from .areas.webhooks import DeliveryEngine, Sender, WebhookPolicy
+from .kernel.chores import KERNEL_CHORES, ChoreReport
 from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
-from .kernel.events import OUTBOX, OUTBOX_RETENTION, Signals
-from .kernel.idempotency import IDEMPOTENCY, RETENTION
+from .kernel.events import Signals
 from .kernel.ids import IdGenerator, RandomIds
 from .kernel.pagination import DEFAULT_BUDGET, PageCache
 from .kernel.permissions import Actor, Role
-from .kernel.registry import Area, Operation
+from .kernel.registry import Area, Chore, Operation
 from .kernel.rendering import Renderer
 from .kernel.uow import Context, Store, UnitOfWork
 
-__all__ = ["Platform", "Bootstrap", "STORE_ENTRY_POINTS", "open_store", "version"]
+__all__ = ["Platform", "Bootstrap", "STORE_ENTRY_POINTS", "declared_chores", "open_store", "version"]
 
 STORE_ENTRY_POINTS = "compliance.stores"
 
@@ -71,6 +71,7 @@ class Platform:
     :param render_rows: transports render list pages straight from the store's rows (False:
         through the models, as before; the answers are the same bytes)
     :param settings: per-area settings by area name, e.g. ``{"webhooks": WebhookPolicy(allow_private=True)}``
+    :param areas: the areas to serve (default: ``compliance_core.areas.AREAS``)
 
     >>> platform = Platform.open("memory://")
     >>> boot = platform.bootstrap("Acme")
@@ -84,7 +85,7 @@ class Platform:
         *,
         clock: Clock | None = None,
         ids: IdGenerator | None = None,
-        areas: Sequence[Area[Any]] = AREAS,
+        areas: Sequence[Area[Any]] | None = None,
         page_cache_bytes: int = DEFAULT_BUDGET,
         page_cache: PageCache | None = None,
         render_rows: bool = True,
@@ -97,7 +98,7 @@ class Platform:
         self.renderer = Renderer(self.clock, from_rows=render_rows)
         self.uow = UnitOfWork(store=store, signals=self.signals, clock=self.clock, ids=self.ids, renderer=self.renderer)
         self.access = AccessService(self.uow)
-        self.areas: tuple[Area[Any], ...] = tuple(areas)
+        self.areas: tuple[Area[Any], ...] = tuple(AREAS if areas is None else areas)
         self.settings: dict[str, Any] = dict(settings or {})
         context = Context(
             uow=self.uow,
@@ -108,6 +109,9 @@ class Platform:
         )
         self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
         self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}
+        self.chores: tuple[Chore[Any], ...] = declared_chores(self.areas)
+        """The scheduled work of the kernel and of every area (see ``run_chore``)."""
+        self._chore_targets: dict[str, tuple[Chore[Any], Any]] = _chore_targets(self.areas, context, self.services)
         self.started_at = self.clock.now()
 
     def __getattr__(self, name: str) -> Any:
@@ -192,45 +196,37 @@ class Platform:
                 require(session[PEOPLE].get(organization_id, person_id), "person", person_id)
         return Actor(organization_id=organization_id, role=Role.parse(role), person_id=person_id, auth_type="local")
 
-    def purge_idempotency(self, now: dt.datetime | None = None) -> int:
-        """Delete the idempotency records older than the 24-hour retention, in one write, and
-        return how many were deleted.
+    def run_chore(self, chore: Chore[Any], now: dt.datetime | None = None) -> int:
+        """Run one of ``chores`` once and return its count (what it did: records purged,
+        policies moved). The server's lead worker calls this on each chore's own schedule.
 
-        An expired record is never replayed anyway (a repeat after 24 hours runs again); this
-        only keeps the table from growing for ever. The HTTP server calls it periodically and
-        ``compliance maintenance`` on demand; running it twice, or from several processes at
-        once, is harmless.
+        :param now: the time the chore judges by (default: the platform's clock; a naive value
+            is taken as UTC)
 
-        :param now: the time to count the 24 hours back from (default: the platform's clock; a
-            naive value is taken as UTC)
-
-        Maintenance, not a domain write: it records no event and so leaves no audit entry.
+        Maintenance, not a caller's operation: no actor, and no permission to check.
         """
-        cutoff = utc(now if now is not None else self.clock.now()) - RETENTION
-        with self.uow.write(None) as tx:
-            return tx[IDEMPOTENCY].purge(cutoff)
+        target = self._chore_targets.get(chore.name)
+        if target is None or target[0] is not chore:
+            raise ValueError(f"{chore.name!r} is not a chore of this platform's areas")
+        return int(chore.run(target[1], utc(now) if now is not None else self.clock.now()))
 
-    def purge_outbox(self, now: dt.datetime | None = None) -> int:
-        """Delete the outbox messages published more than ``OUTBOX_RETENTION`` (a week) ago, in
-        one write, and return how many were deleted; unpublished ones stay whatever their age.
+    def run_chores(self, now: dt.datetime | None = None) -> ChoreReport:
+        """Run every chore of ``chores`` once, in order, all judging by the same ``now``; a failing
+        chore is reported and the others still run. ``compliance maintenance`` prints this.
 
-        Called with ``purge_idempotency``, by the server and ``compliance maintenance``; the
-        outbox would otherwise keep a row for every write ever made. Maintenance: no event.
+        >>> platform = Platform.open("memory://")
+        >>> platform.run_chores().counts["purgedIdempotencyRecords"]
+        0
         """
-        cutoff = utc(now if now is not None else self.clock.now()) - OUTBOX_RETENTION
-        with self.uow.write(None) as tx:
-            return tx[OUTBOX].purge(cutoff)
-
-    def lapse_risk_acceptances(self, now: dt.datetime | None = None) -> int:
-        """Return the accepted risks whose acceptance has reached its expiry date to review, in
-        every organization, and return how many (see ``RiskService.lapse_expired_acceptances``).
-        The HTTP server calls it with the idempotency purge, ``compliance maintenance`` on demand;
-        a platform built without the risks area has nothing to lapse.
-
-        :param now: the time to judge expiry at (default: the platform's clock)
-        """
-        risks = self.services.get("risks")
-        return 0 if risks is None else int(risks.lapse_expired_acceptances(now and utc(now)))
+        now = utc(now) if now is not None else self.clock.now()
+        counts: dict[str, int] = {}
+        failures: dict[str, Exception] = {}
+        for chore in self.chores:
+            try:
+                counts[chore.report] = self.run_chore(chore, now)
+            except Exception as error:  # one failing chore must not stop the others
+                failures[chore.report] = error
+        return ChoreReport(counts=counts, failures=failures)
 
     def health(self) -> dict[str, Any]:
         store = self.store.health()
@@ -255,3 +251,26 @@ class Platform:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def declared_chores(areas: Sequence[Area[Any]]) -> tuple[Chore[Any], ...]:
+    """The kernel's chores, then each area's, in the order of ``areas``: what ``Platform.chores``
+    holds and ``run_chores`` runs."""
+    return (*KERNEL_CHORES, *(chore for area in areas for chore in area.chores))
+
+
+def _chore_targets(
+    areas: Sequence[Area[Any]], context: Context, services: Mapping[str, Any]
+) -> dict[str, tuple[Chore[Any], Any]]:
+    """Each chore by name, with what it runs on: the kernel's on ``context``, an area's on its
+    service. Two chores may share neither a name nor a report key (one would hide the other in
+    the logs and in ``compliance maintenance``'s report)."""
+    targets: dict[str, tuple[Chore[Any], Any]] = {chore.name: (chore, context) for chore in KERNEL_CHORES}
+    reports = {chore.report for chore in KERNEL_CHORES}
+    for area in areas:
+        for chore in area.chores:
+            if chore.name in targets or chore.report in reports:
+                raise ValueError(f"area {area.name}: a chore named {chore.name!r} or reporting {chore.report!r} exists")
+            targets[chore.name] = (chore, services[area.name])
+            reports.add(chore.report)
+    return targets

@@ -27,7 +27,7 @@ from ..kernel.idempotency import run_idempotent
 from ..kernel.pagination import MAX_PER_PAGE, Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
 from ..kernel.records import Filter, Records, fetch, list_page
-from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.registry import Area, Chore, Operation, Repo, Session
 from ..kernel.scales import Impact, Likelihood, RiskLevel, level, score
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
@@ -563,6 +563,15 @@ AREA = Area(
         RiskScoreChanged,
         RiskAccepted,
         RiskAcceptanceLapsed,
+    ),
+    chores=(
+        Chore(
+            name="lapse expired risk acceptances",
+            every=dt.timedelta(minutes=10),
+            run=RiskService.lapse_expired_acceptances,
+            report="lapsedRiskAcceptances",
+            done="returned %d risk(s) whose acceptance expired to review",
+        ),
     ),
     operations=(
         Operation(name="risks.list", action=RISK_READ, filters=RiskFilter, paged=True, result=Risk),

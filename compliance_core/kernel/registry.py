@@ -15,6 +15,7 @@ through ``Repo[MemberLookup]("people")``) without importing that area.
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -27,11 +28,12 @@ if TYPE_CHECKING:
     from .events import Event
     from .records import Records
 
-__all__ = ["Repo", "Session", "Operation", "Area", "Download", "Accepted"]
+__all__ = ["Repo", "Session", "Operation", "Area", "Chore", "Download", "Accepted"]
 
 R = TypeVar("R")
 S = TypeVar("S")
 J = TypeVar("J")
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -184,6 +186,34 @@ class Operation:
 
 
 @attrs.frozen(kw_only=True)
+class Chore(Generic[T]):
+    """Work nobody calls for, such as lapsing expired risk acceptances, declared once by the area
+    that owns it (or by the kernel, for its own tables). ``Platform.run_chores``, the server's lead
+    worker and ``compliance maintenance`` all run the same declarations, so a new chore needs no
+    edit of the server or the command line.
+
+    :param name: what it does, as a phrase a log completes ("could not <name>"); unique
+    :param every: how long the server's lead worker waits between two runs (it runs every chore
+        once as it starts, too)
+    :param run: ``run(target, now) -> count``, where ``target`` is the area's service (a kernel
+        chore gets the platform's ``Context``) and ``now`` the aware UTC time to judge by. It is
+        maintenance done as the system (``uow.write(None)``), and must be harmless run twice or
+        from several processes at once: whatever it checks, it checks inside its write.
+    :param report: the key of its count in ``compliance maintenance``'s report
+        (``purgedOutboxMessages``)
+    :param done: the line the server logs after a run, with ``%d`` for the count
+    :param log_zero: log ``done`` even when nothing was done (a heartbeat of the schedule)
+    """
+
+    name: str
+    every: dt.timedelta
+    run: Callable[[T, dt.datetime], int]
+    report: str
+    done: str
+    log_zero: bool = False
+
+
+@attrs.frozen(kw_only=True)
 class Area(Generic[S]):
     """One area of the platform.
 
@@ -193,6 +223,7 @@ class Area(Generic[S]):
     :param actions: the permissions its operations need
     :param records: organization-scoped tables every store keeps for it
     :param events: the event classes its writes record
+    :param chores: the scheduled work it does as the system, run with its service
     """
 
     name: str
@@ -201,6 +232,7 @@ class Area(Generic[S]):
     actions: tuple[Action, ...] = ()
     records: tuple[Records[Any, Any], ...] = ()
     events: tuple[type[Event], ...] = ()
+    chores: tuple[Chore[S], ...] = ()
 
     def __attrs_post_init__(self) -> None:
         for operation in self.operations:

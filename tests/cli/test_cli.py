@@ -532,6 +532,20 @@ def test_maintenance_sweeps_policies_past_their_review_date(run, db: str, org: d
         assert platform.policies.get(platform.actor(owner), policy.id).status == "needs_review"
 
 
+def test_maintenance_reports_an_areas_chore_by_its_registration_alone(run, db: str, org: dict, monkeypatch) -> None:
+    from tally_area import WITH_A_JAM, WITH_TALLIES
+
+    monkeypatch.setattr("compliance_core.platform.AREAS", WITH_TALLIES)
+    code, report, err = run("maintenance", "--db", db)
+    assert (code, err) == (0, None)
+    assert report["countedOrganizations"] == 1 and report["purgedIdempotencyRecords"] == 0
+    monkeypatch.setattr("compliance_core.platform.AREAS", WITH_A_JAM)
+    code, report, err = run("maintenance", "--db", db)
+    assert code == 1 and report["countedOrganizations"] == 1  # the others ran, and are reported
+    assert err["error"]["code"] == "internal_error"
+    assert err["error"]["details"] == {"failed": {"jammedTallies": "RuntimeError: the tally machine is jammed"}}
+
+
 # --- serve --quiet ----------------------------------------------------------------------------
 
 
@@ -542,7 +556,7 @@ def test_serve_quiet_turns_the_access_log_off(monkeypatch, db: str, argv, access
     def serve_platform(url, host, port, workers, threads, **options) -> None:
         calls.append({"url": url, "host": host, "port": port, "workers": workers, "threads": threads, **options})
 
-    monkeypatch.setattr(cli, "serve_platform", serve_platform)
+    monkeypatch.setattr(cli.serve, "serve_platform", serve_platform)
     assert main(["serve", "--db", db, "--port", "0", "--workers", "1", "--threads", "3", *argv]) == 0
     [call] = calls
     assert call["access_log"] is access_log

@@ -15,6 +15,7 @@ import pytest
 from compliance_core import Conflict, FrozenClock, PageRequest, Platform, Role
 from compliance_core.areas.api_keys import API_KEYS, NewApiKey
 from compliance_core.areas.vendors import VENDORS, NewVendor, VendorFilter
+from compliance_core.kernel.chores import IDEMPOTENCY_PURGE
 from compliance_core.kernel.idempotency import IDEMPOTENCY, RETENTION
 from compliance_core.kernel.uow import Store
 from compliance_core.platform import Bootstrap
@@ -122,8 +123,8 @@ def test_purge_idempotency_deletes_only_records_past_the_retention(
     clock.advance(hours=2)
     young = platform.vendors.create(owner, NewVendor(name="Young"), idempotency_key="young")
     clock.advance(hours=22, minutes=30)  # "old" is 24.5 h old, "young" 22.5 h
-    assert platform.purge_idempotency() == 1
-    assert platform.purge_idempotency() == 0
+    assert platform.run_chore(IDEMPOTENCY_PURGE) == 1
+    assert platform.run_chore(IDEMPOTENCY_PURGE) == 0
     with platform.store.session(write=False) as session:
         assert session[IDEMPOTENCY].get(owner.organization_id, owner.principal, "old") is None
         assert session[IDEMPOTENCY].get(owner.organization_id, owner.principal, "young") is not None
@@ -137,9 +138,9 @@ def test_purge_idempotency_deletes_only_records_past_the_retention(
 def test_purge_idempotency_takes_an_explicit_time(platform: Platform, owner: Any, clock: FrozenClock) -> None:
     platform.vendors.create(owner, NewVendor(name="A"), idempotency_key="a")
     platform.vendors.create(owner, NewVendor(name="B"), idempotency_key="b")
-    assert platform.purge_idempotency(clock.now() + RETENTION) == 0  # exactly 24 h: not older
-    assert platform.purge_idempotency(clock.now() + RETENTION + dt.timedelta(microseconds=1)) == 2
-    assert platform.purge_idempotency(clock.now() + dt.timedelta(days=30)) == 0
+    assert platform.run_chore(IDEMPOTENCY_PURGE, clock.now() + RETENTION) == 0  # exactly 24 h: not older
+    assert platform.run_chore(IDEMPOTENCY_PURGE, clock.now() + RETENTION + dt.timedelta(microseconds=1)) == 2
+    assert platform.run_chore(IDEMPOTENCY_PURGE, clock.now() + dt.timedelta(days=30)) == 0
 
 
 def test_a_failed_purge_deletes_nothing(store: Store) -> None:

@@ -4,6 +4,7 @@ from typing import Any
 
 from compliance_core import Platform
 from compliance_core.areas.findings import FindingPatch, NewFinding
+from compliance_core.kernel.chores import OUTBOX_PURGE
 from compliance_core.kernel.events import OUTBOX, OUTBOX_RETENTION
 from compliance_core.kernel.uow import Store
 
@@ -64,8 +65,8 @@ def test_the_platform_keeps_published_messages_a_week(platform: Platform, owner:
     with platform.store.session(write=False) as session:
         published = [m for m in session[OUTBOX].dump() if m.published_at]  # type: ignore[attr-defined]
     assert len(published) >= 1
-    assert platform.purge_outbox(clock.now() + OUTBOX_RETENTION) == 0
-    assert platform.purge_outbox(clock.now() + OUTBOX_RETENTION * 2) == len(published)
+    assert platform.run_chore(OUTBOX_PURGE, clock.now() + OUTBOX_RETENTION) == 0
+    assert platform.run_chore(OUTBOX_PURGE, clock.now() + OUTBOX_RETENTION * 2) == len(published)
     with platform.store.session(write=False) as session:
         assert [m.payload["data"]["title"] for m in session[OUTBOX].pending()] == ["Unpublished"]
 

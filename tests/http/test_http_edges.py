@@ -25,6 +25,7 @@ from compliance_core import Client, FrozenClock, Platform, Role
 from compliance_core.access import AccessService
 from compliance_core.kernel.errors import InternalError
 from compliance_core.kernel.permissions import can
+from compliance_core.kernel.registry import Chore
 from compliance_core.platform import Bootstrap
 from compliance_http.app import create_app
 from compliance_http.client import HTTPTransport, ServiceUnavailable
@@ -32,7 +33,7 @@ from compliance_http.errors import MAX_ECHOED_PATH
 from compliance_http.middleware import ACCESS_LOG, AccessLog
 from compliance_http.resources import MAX_BODY_BYTES
 from compliance_http.routes import Endpoint, default_endpoints
-from compliance_http.server import periodic_purge
+from compliance_http.server import running_chores
 from compliance_http.wire import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, Wire
 from http_support import Api, error
 
@@ -367,17 +368,30 @@ def test_every_transport_failure_maps_to_service_unavailable(failure: httpx.Tran
     assert "http://api.example/v1/health" in raised.value.message
 
 
-# -- 9. the purge the server schedules ----------------------------------------------------------
+# -- 9. the chores the server schedules ---------------------------------------------------------
 
 
 class _FakePlatform:
-    def __init__(self, results: list[int | Exception]) -> None:
+    """A platform with one chore, run every 10 ms, answering ``results`` in turn."""
+
+    def __init__(self, results: list[int | Exception], every: float = 0.01) -> None:
         self.results = results
         self.calls = 0
         self.called = threading.Event()
+        self.store: object = None
+        self.chores = (
+            Chore(
+                name="purge expired idempotency records",
+                every=dt.timedelta(seconds=every),
+                run=lambda target, now: 0,
+                report="purged",
+                done="purged %d expired idempotency record(s)",
+                log_zero=True,
+            ),
+        )
 
-    def purge_idempotency(self, now: Any = None) -> int:
-        assert now is None
+    def run_chore(self, chore: Chore[Any], now: Any = None) -> int:
+        assert chore is self.chores[0] and now is None
         result = self.results[min(self.calls, len(self.results) - 1)]
         self.calls += 1
         if self.calls >= len(self.results):
@@ -386,26 +400,24 @@ class _FakePlatform:
             raise result
         return result
 
-    def purge_outbox(self, now: Any = None) -> int:
-        return 0
 
-    def lapse_risk_acceptances(self, now: Any = None) -> int:
-        return 0
+def _server_messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name.startswith("compliance_http.server")]
 
 
-def test_the_purge_runs_at_once_then_periodically_and_logs_its_count(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_chore_runs_at_once_then_on_its_schedule_and_logs_its_count(caplog: pytest.LogCaptureFixture) -> None:
     fake = _FakePlatform([3, RuntimeError("database is locked"), 0])
-    with caplog.at_level(logging.INFO, logger="compliance_http.server"), periodic_purge(fake, every=0.01):
+    with caplog.at_level(logging.INFO, logger="compliance_http.server"), running_chores(fake):
         assert fake.called.wait(5)
-    messages = [r.getMessage() for r in caplog.records if r.name == "compliance_http.server"]
+    messages = _server_messages(caplog)
     assert messages[0] == "purged 3 expired idempotency record(s)"
     assert any("could not purge" in m for m in messages)  # logged with its traceback, tried again
     assert "purged 0 expired idempotency record(s)" in messages
 
 
-def test_the_purge_runs_once_at_start_and_stops_with_its_block() -> None:
-    fake = _FakePlatform([1])
-    with periodic_purge(fake, every=3600) as thread:
+def test_the_chores_run_once_at_start_and_stop_with_their_block() -> None:
+    fake = _FakePlatform([1], every=3600)
+    with running_chores(fake) as thread:
         assert fake.called.wait(5)
     assert not thread.is_alive() and fake.calls == 1
 
@@ -423,26 +435,44 @@ class _FakeStore:
         return result
 
 
-def test_a_store_keeping_statistics_has_them_refreshed_after_each_purge(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_store_keeping_statistics_has_them_refreshed_periodically(caplog: pytest.LogCaptureFixture) -> None:
     fake = _FakePlatform([0, 0, 0])
-    fake.store = _FakeStore([["vendors"], RuntimeError("database is locked"), []])  # type: ignore[attr-defined]
-    with caplog.at_level(logging.INFO, logger="compliance_http.server"), periodic_purge(fake, every=0.01):
-        assert fake.called.wait(5)
-    messages = [r.getMessage() for r in caplog.records if r.name == "compliance_http.server"]
+    fake.store = _FakeStore([["vendors"], RuntimeError("database is locked"), []])
+    with caplog.at_level(logging.INFO, logger="compliance_http.server"):
+        with running_chores(fake, statistics_every=0.01):
+            deadline = time.monotonic() + 5
+            while fake.store.calls < 3:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+    messages = _server_messages(caplog)
     assert "refreshed the planner statistics (tables grown or shrunk: vendors)" in messages
-    assert any("could not refresh the planner statistics" in m for m in messages)  # and the purges went on
-    assert fake.store.calls >= 2  # type: ignore[attr-defined]
+    assert any("could not refresh the planner statistics" in m for m in messages)  # and the chores went on
+    assert fake.calls >= 2
+
+
+def test_an_areas_chore_runs_in_the_lead_by_its_registration_alone(caplog: pytest.LogCaptureFixture) -> None:
+    from tally_area import WITH_A_JAM
+
+    from compliance_store.memory import MemoryStore
+
+    platform = Platform(MemoryStore(), areas=WITH_A_JAM)
+    platform.bootstrap("Acme")
+    with caplog.at_level(logging.INFO, logger="compliance_http.server"), running_chores(platform):
+        pass  # the block waits for the first run of every chore
+    messages = _server_messages(caplog)
+    assert "counted 1 organization(s)" in messages
+    assert any(m.startswith("could not jam the tally machine") for m in messages)
 
 
 def test_platform_app_of_the_lead_purges_and_the_others_do_not(tmp_path: Any, caplog: Any) -> None:
-    from compliance_http import server
+    from compliance_http.server import serving
 
     url = f"sqlite:///{tmp_path / 'lead.db'}"
     with caplog.at_level(logging.INFO, logger="compliance_http.server"):
-        with server._platform_app(url):
+        with serving._platform_app(url):
             pass
         assert not [r for r in caplog.records if "purged" in r.getMessage()]
-        with server._platform_app(url, lead=True) as app:
+        with serving._platform_app(url, lead=True) as app:
             assert Api(app, None).get("/v1/health").status_code == 200
     assert [r.getMessage() for r in caplog.records if "purged" in r.getMessage()] == [
         "purged 0 expired idempotency record(s)"
@@ -451,7 +481,6 @@ def test_platform_app_of_the_lead_purges_and_the_others_do_not(tmp_path: Any, ca
 
 def test_the_lead_sweeps_policy_reviews_at_once_and_stops_with_its_block(tmp_path: Any) -> None:
     from compliance_core.areas.policies import NewPolicy, PolicyStatus, PublishPolicy
-    from compliance_http import server
 
     url = f"sqlite:///{tmp_path / 'sweep.db'}"
     long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
@@ -460,7 +489,7 @@ def test_the_lead_sweeps_policy_reviews_at_once_and_stops_with_its_block(tmp_pat
         policy = old.policies.create(owner, NewPolicy(name="Monthly", content="x", frequency="monthly"))
         old.policies.publish(owner, policy.id, PublishPolicy())
     with Platform.open(url) as platform:
-        with server.periodic_review_sweep(platform, every=3600) as thread:
+        with running_chores(platform) as thread:
             deadline = time.monotonic() + 5
             while platform.policies.get(owner, policy.id).status != PolicyStatus.NEEDS_REVIEW:
                 assert time.monotonic() < deadline, "the sweep did not run at start"

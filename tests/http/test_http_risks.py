@@ -72,7 +72,7 @@ def test_an_expired_acceptance_lapses_through_the_platform_sweep(
     risk = create(api)
     api.post(f"{ROOT}/{risk['id']}/accept", {"expiresOn": "2026-01-10"})
     clock.advance(days=9)
-    assert platform.lapse_risk_acceptances() == 1
+    assert platform.run_chores().counts["lapsedRiskAcceptances"] == 1
     lapsed = api.get(f"{ROOT}/{risk['id']}").json
     assert (lapsed["status"], lapsed["acceptanceLapseReason"]) == ("needs_review", "expired")
 

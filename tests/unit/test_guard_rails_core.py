@@ -22,6 +22,7 @@ from compliance_core.areas.vendors import (
     VendorFilter,
     VendorPatch,
 )
+from compliance_core.kernel.chores import IDEMPOTENCY_PURGE
 from compliance_core.kernel.errors import MAX_ECHO_CHARS, bounded
 from compliance_core.kernel.pagination import MAX_PAGE, MAX_PER_PAGE
 from compliance_core.kernel.permissions import Role as RoleEnum
@@ -309,9 +310,9 @@ def test_bulk_entry_errors_are_bounded() -> None:
 
 def test_purge_idempotency_drops_records_past_the_retention(platform, owner, clock) -> None:
     first = platform.vendors.create(owner, NewVendor(name="Once"), idempotency_key="k1")
-    assert platform.purge_idempotency() == 0
+    assert platform.run_chore(IDEMPOTENCY_PURGE) == 0
     clock.advance(hours=25)
-    assert platform.purge_idempotency() == 1
+    assert platform.run_chore(IDEMPOTENCY_PURGE) == 1
     again = platform.vendors.create(owner, NewVendor(name="Once"), idempotency_key="k1")
     assert again.id != first.id
 

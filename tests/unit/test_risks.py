@@ -290,4 +290,4 @@ def test_accepting_again_renews_a_lapsed_acceptance(platform, owner, clock) -> N
 def test_the_platform_sweeps_with_the_idempotency_purge(platform, owner, clock) -> None:
     platform.risks.accept(owner, _risk(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
     clock.advance(days=2)
-    assert platform.lapse_risk_acceptances() == 1
+    assert platform.run_chores().counts["lapsedRiskAcceptances"] == 1

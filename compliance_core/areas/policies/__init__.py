@@ -8,7 +8,9 @@ them can be archived and restored. Publishing asks every signer again.
 
 from __future__ import annotations
 
-from ...kernel.registry import Area, Download, Operation
+import datetime as dt
+
+from ...kernel.registry import Area, Chore, Download, Operation
 from .models import (
     ACKNOWLEDGEMENTS,
     EVENTS,
@@ -102,6 +104,16 @@ AREA = Area(
     actions=(POLICY_READ, POLICY_AUDIT, POLICY_WRITE, POLICY_APPROVE, POLICY_ACKNOWLEDGE),
     records=(POLICIES, POLICY_VERSIONS, ACKNOWLEDGEMENTS),
     events=EVENTS,
+    chores=(
+        Chore(
+            name="sweep policy reviews",
+            every=dt.timedelta(hours=12),
+            run=PolicyService.sweep_reviews,
+            report="policiesDueForReview",
+            done="%d policy(ies) due for review",
+            log_zero=True,
+        ),
+    ),
     operations=(
         Operation(name="policies.list", action=POLICY_READ, filters=PolicyFilter, paged=True, result=Policy),
         Operation(

@@ -1,0 +1,62 @@
+"""Where a command's store is: ``--db`` (else ``COMPLIANCE_DB``, else ./compliance.db) as a store
+URL, opened as a platform, and shown back without its password."""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from compliance_core import Platform, ValidationError
+from compliance_core.areas.webhooks import WebhookPolicy
+
+__all__ = ["DEFAULT_DB", "SQLITE", "open_platform", "shown_db", "store_url", "webhook_settings"]
+
+DEFAULT_DB = "compliance.db"
+SQLITE = "sqlite:///"
+
+
+def store_url(db: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """``--db`` (else ``COMPLIANCE_DB``, else ./compliance.db) as a store URL: a file path
+    becomes ``sqlite:///<absolute path>``; a URL (``memory://``, ``sqlite:///...``) is kept."""
+    environ = os.environ if environ is None else environ
+    value = db if db is not None else environ.get("COMPLIANCE_DB") or DEFAULT_DB
+    if not value.strip():
+        raise ValidationError.field("db", value, "must be a file path or a store URL")
+    if "://" in value:
+        return value
+    return SQLITE + str(Path(value).expanduser().resolve())
+
+
+def webhook_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The platform settings ``serve`` and ``worker`` read from the environment:
+    ``COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1`` lets webhooks reach private, loopback and link-local
+    addresses over plain http (development and tests; the metadata address stays refused)."""
+    environ = os.environ if environ is None else environ
+    return {"webhooks": WebhookPolicy(allow_private=environ.get("COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS") == "1")}
+
+
+def open_platform(db: str | None, *, create: bool = False, settings: Mapping[str, Any] | None = None) -> Platform:
+    """Open the store; only ``init`` and ``serve`` may create a new SQLite file, so a mistyped
+    ``--db`` elsewhere is an error instead of a new empty database."""
+    url = store_url(db)
+    if not create and url.startswith(SQLITE) and not Path(url[len(SQLITE) :]).exists():
+        raise ValidationError.field(
+            "db", db if db is not None else url, "no database there yet: create one with `compliance init`"
+        )
+    return Platform.open(url, settings=settings)
+
+
+def shown_db(url: str) -> str:
+    """``url`` as a ``--db`` value to print: a SQLite file as its path, and any password in a
+    URL replaced by ``PASSWORD`` (what is printed ends up in terminals and logs)."""
+    if url.startswith(SQLITE):
+        return url[len(SQLITE) :]
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    user = urllib.parse.quote(parts.username or "", safe="")
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:PASSWORD@{host}"))
