@@ -18,7 +18,7 @@ import attrs
 from ..kernel.errors import Conflict, Forbidden, ValidationError, require
 from ..kernel.events import Event
 from ..kernel.idempotency import run_idempotent
-from ..kernel.pagination import Page, PageRequest
+from ..kernel.pagination import Page, PageRequest, check_position
 from ..kernel.permissions import MANAGERS, Action, Actor, Role, authorize, ensure_can_grant
 from ..kernel.registry import Area, Operation, Repo, Session
 from ..kernel.rendering import WireView
@@ -309,6 +309,7 @@ class ApiKeyService:
         authorize(actor, API_KEY_READ)
         page = page or PageRequest()
         with self.uow.read() as session:
+            check_position(session[API_KEYS], actor.organization_id, page.after)
             items, total = session[API_KEYS].list(actor.organization_id, page)
         return Page.of(items, total, page)
 

@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_PER_PAGE",
     "MAX_PER_PAGE",
     "MAX_PAGE",
+    "check_position",
 ]
 
 T = TypeVar("T")
@@ -226,7 +227,35 @@ class Page(Generic[T]):
         return PageRequest.walking(self.per_page, self.next_after)
 
 
-class _Listable(Protocol[T_co]):
+class _Lookup(Protocol):
+    def get(self, organization_id: str, item_id: str) -> Any: ...
+
+
+def check_position(repository: _Lookup, organization_id: str, after: Position | None) -> None:
+    """Refuse a cursor walk's position unless it names a record of the organization in this list
+    with the very ``created_at`` it was served with.
+
+    A cursor travels through the client, which could hand back any position: one of another
+    list, an id that never existed, or a row's key with its time altered. Cursors are not signed
+    (that needs a key shared by every process of the instance, which no store keeps yet), so the
+    position is checked against the records instead: one primary-key read per page. A walk whose
+    last served row has since been deleted therefore has to start again; rows deleted elsewhere
+    in the list still neither shift nor repeat the rest. The offset only numbers ``meta.page``
+    and is not checked (rows deleted before it make a true one too high).
+    """
+    if after is None:
+        return
+    found = repository.get(organization_id, after.id)
+    if found is None or getattr(found, "created_at", None) != after.created_at:
+        raise ValidationError.field(
+            "cursor",
+            f"{after.id} at {after.created_at.isoformat()}",
+            "names no row of this list (forged, altered, or its row was deleted: start the walk again "
+            "with an empty cursor)",
+        )
+
+
+class _Listable(_Lookup, Protocol[T_co]):
     def revision(self, organization_id: str) -> int: ...
 
     def list(
@@ -469,6 +498,7 @@ class TotalCache:
         :param revision: the organization's revision of the area, read in the same read
             transaction as this list is (None: read it here, through ``repository``)
         """
+        check_position(repository, organization_id, request.after)
         if revision is None:
             revision = repository.revision(organization_id)
         key = (area, organization_id, filters)

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance_core import PageRequest
-from compliance_core.kernel.pagination import Page
+from compliance_core.kernel.errors import ValidationError
+from compliance_core.kernel.pagination import Page, Position, TotalCache
 from compliance_core.kernel.uow import Store
 
 from . import samples
@@ -117,3 +118,43 @@ def test_a_walk_visits_every_match_once_in_order_despite_changes(
             assert seen == rest
 
     check()
+
+
+@pytest.mark.parametrize("table", FILTERED, ids=lambda t: t.name)
+def test_a_position_that_names_no_row_of_the_list_is_refused(store: Store, table: Table) -> None:
+    """A cursor comes back from the client: a position whose id is no record of the organization
+    here, or whose time is not that record's, is a validation error on ``cursor``; the real one
+    is served."""
+    rows, _ = _strategies(table)
+    numbers = itertools.count()
+
+    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(fields=rows)
+    def check(fields: dict[str, Any]) -> None:
+        _refused_unless_real(store, table, fields, f"org_forged{next(numbers)}")
+
+    check()
+
+
+def _refused_unless_real(store: Store, table: Table, fields: dict[str, Any], organization_id: str) -> None:
+    record = table.make(organization_id, f"{table.records.prefix}_00001", created_at=samples.T0, **fields)
+    with store.session(write=True) as session:
+        session[table.records].add(record)
+    filters = table.records.filters()
+    real = Position(record.created_at, record.id, 1)
+    forged = [
+        Position(record.created_at, f"{table.records.prefix}_99999", 1),
+        Position(record.created_at + dt.timedelta(microseconds=1), record.id, 1),
+        Position(record.created_at, record.id.upper(), 1),
+    ]
+    with store.session(write=False) as session:
+        repository = session[table.records]
+        items, _ = TotalCache().list(table.name, repository, organization_id, filters, PageRequest.walking(5, real))
+        assert list(items) == []
+        for position in forged:
+            with pytest.raises(ValidationError) as refused:
+                TotalCache().list(table.name, repository, organization_id, filters, PageRequest.walking(5, position))
+            assert refused.value.details["field"] == "cursor"
+        # Another organization's row is no row of this list either.
+        with pytest.raises(ValidationError):
+            TotalCache().list(table.name, repository, "org_other", filters, PageRequest.walking(5, real))

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from compliance_core.kernel.pagination import Position
-from compliance_http.wire import encode_cursor
+from compliance_http.wire import decode_cursor, encode_cursor
 from http_support import Api, error
 
 
@@ -52,7 +52,40 @@ def test_a_numbered_page_has_no_cursor_keys(api: Api) -> None:
 def test_bad_cursors_are_validation_errors(api: Api) -> None:
     for bad in ("not-a-cursor", "eyJ4IjoxfQ", "A" * 201):
         error(api.get("/v1/vendors", query=urlencode({"cursor": bad})), 400, "validation_error", "cursor")
-    good = encode_cursor(Position(dt.datetime(2026, 1, 1, tzinfo=dt.UTC), "vnd_1", 0))
+    _vendors(api, 2)
+    good = api.get("/v1/vendors", query=urlencode({"cursor": "", "perPage": "1"})).json["meta"]["nextCursor"]
     error(api.get("/v1/vendors", query=urlencode({"cursor": good, "page": "2"})), 400, "validation_error", "page")
     error(api.get("/v1/vendors", query=urlencode({"cursor": good, "perPage": "0"})), 400, "validation_error", "perPage")
     assert api.get("/v1/vendors", query=urlencode({"cursor": good})).status_code == 200
+
+
+def test_forged_and_altered_cursors_are_validation_errors(api: Api) -> None:
+    """A cursor is accepted only when it names a row of the list as it was served: one made by
+    hand, or a real one with its row's time or id changed, is a 400 naming ``cursor``."""
+    _vendors(api, 3)
+    first = api.get("/v1/vendors", query=urlencode({"cursor": "", "perPage": "1"})).json
+    issued = decode_cursor(first["meta"]["nextCursor"])
+    made_up = Position(dt.datetime(2026, 1, 1, tzinfo=dt.UTC), "vnd_1", 0)
+    later = Position(issued.created_at + dt.timedelta(seconds=1), issued.id, issued.offset)
+    other_id = Position(issued.created_at, issued.id[:-1] + ("0" if issued.id[-1] != "0" else "1"), issued.offset)
+    for position in (made_up, later, other_id):
+        details = error(
+            api.get("/v1/vendors", query=urlencode({"cursor": encode_cursor(position)})),
+            400,
+            "validation_error",
+            "cursor",
+        )
+        assert position.id in details["value"]
+    # a cursor of one list is no cursor of another list
+    details = error(
+        api.get("/v1/findings", query=urlencode({"cursor": first["meta"]["nextCursor"]})), 400, "validation_error"
+    )
+    assert details["field"] == "cursor"
+
+
+def test_a_forged_api_key_cursor_is_a_validation_error(api: Api) -> None:
+    walk = api.get("/v1/api-keys", query=urlencode({"cursor": "", "perPage": "1"})).json
+    assert walk["meta"]["nextCursor"] is not None
+    assert api.get("/v1/api-keys", query=urlencode({"cursor": walk["meta"]["nextCursor"]})).status_code == 200
+    forged = encode_cursor(Position(dt.datetime(2026, 1, 1, tzinfo=dt.UTC), "key_0never0existed", 0))
+    error(api.get("/v1/api-keys", query=urlencode({"cursor": forged})), 400, "validation_error", "cursor")
