@@ -54,6 +54,39 @@ def json_body(req: falcon.Request, wire: Wire) -> Any:
     return wire.loads(raw)
 
 
+def refuse_idempotency_key(req: falcon.Request) -> None:
+    """Refuse an Idempotency-Key sent to an operation that does not keep one: ignoring it would
+    let a client believe a retry is safe when it would run the operation again."""
+    key = req.get_header("Idempotency-Key")
+    if key is not None:
+        raise ValidationError.field(
+            "Idempotency-Key",
+            key[:_ECHO_BYTES],
+            "is not taken by this operation (only the creating POSTs that document the header keep "
+            "one); send the request without it",
+        )
+
+
+def refuse_body(req: falcon.Request) -> None:
+    """Refuse a non-empty body sent to an operation that takes none: a client that sent one
+    meant something by it, and silently dropping it would hide the mistake. An empty body is
+    fine, with or without a Content-Type (as for ``json_body``, a request without Content-Length
+    has no body here: the WSGI server gives one to every body it passes on)."""
+    declared = req.content_length
+    if not declared:
+        return
+    sample = req.bounded_stream.read(min(declared, _ECHO_BYTES))
+    raise ValidationError.field(
+        "body",
+        sample[:_ECHO_BYTES].decode("utf-8", "replace"),
+        "this operation takes no request body; send none",
+    )
+
+
+_ECHO_BYTES = 200
+"""Most characters of a refused header or body echoed in the error's details."""
+
+
 def _too_large(declared: int | None) -> PayloadTooLarge:
     return PayloadTooLarge(
         f"body: {BODY_LIMIT_REASON}", {"field": "body", "value": declared, "reason": BODY_LIMIT_REASON}
@@ -112,7 +145,11 @@ class OperationResource:
                 if operation.filters is not None:
                     arguments["filters"] = filters
                 arguments["page"] = page
-            if operation.body is not None:
+            if not operation.idempotent:
+                refuse_idempotency_key(req)
+            if operation.body is None:
+                refuse_body(req)
+            else:
                 body = json_body(req, wire)
                 if operation.batch is not None:
                     arguments["members"] = wire.members(body, operation.body, operation.batch)
