@@ -45,7 +45,9 @@ def create_app(
         by_path[endpoint.path].append(endpoint)
     special = {
         HEALTH.name: Health(platform, wire),
-        OPENAPI.name: OpenApiDocument(openapi_document(bound)),
+        OPENAPI.name: OpenApiDocument(
+            openapi_document(bound, event_types=(event.type for area in platform.areas for event in area.events))
+        ),
     }
 
     readers = {e.operation.name: e for e in bound if e.method == "GET"}

@@ -19,14 +19,16 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
+from compliance_core.areas import AREAS
 from compliance_core.areas.api_keys import ApiKey
 from compliance_core.areas.organizations import Organization
 from compliance_core.areas.people import MAX_BULK
+from compliance_core.areas.webhooks.models import ALL_EVENTS
 from compliance_core.kernel.registry import Download
 from compliance_core.kernel.rendering import WireView
 from compliance_core.kernel.validation import Unset, page_schemas, schema_of, wire_name
@@ -65,10 +67,20 @@ _WHEN = {
 _READS = frozenset({"GET", "HEAD"})
 
 
-def openapi_document(endpoints: tuple[Endpoint, ...] | None = None) -> dict[str, Any]:
-    """The document of ``endpoints`` (default: every registered area's)."""
+def openapi_document(
+    endpoints: tuple[Endpoint, ...] | None = None, event_types: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The document of ``endpoints`` (default: every registered area's).
+
+    :param event_types: the event catalogue a webhook subscription may name (default: the events
+        of every registered area, as ``Platform`` gathers them); a field whose converter marks its
+        items ``x-event-catalogue`` lists them (and ``*``) as an enum, so a client generator and a
+        fuzzer know the names the server takes instead of a pattern it refuses most of
+    """
     endpoints = default_endpoints() if endpoints is None else endpoints
-    schemas = _Schemas()
+    if event_types is None:
+        event_types = (event.type for area in AREAS for event in area.events)
+    schemas = _Schemas(sorted(set(event_types)))
     paths: dict[str, dict[str, Any]] = {}
     links = _links(endpoints)
     for route in endpoints:
@@ -303,7 +315,9 @@ class _Schemas:
     one class name) fail here rather than sharing a schema silently.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, event_types: list[str]) -> None:
+        self.event_types = event_types
+        """The event catalogue, sorted (see ``openapi_document``)."""
         self.components: dict[str, Any] = {
             "Error": _ERROR_SCHEMA,
             "PageMeta": _PAGE_META,
@@ -400,6 +414,8 @@ class _Schemas:
         items = rules.get("items")
         if isinstance(items, type) and attrs.has(items):
             rules["items"] = self._model(items, output=False)
+        elif isinstance(items, dict) and items.get(_EVENT_CATALOGUE):
+            rules["items"] = {"type": "string", "enum": [ALL_EVENTS, *self.event_types]}
         return _constrained(schema, rules)
 
     def of(self, hint: Any, *, output: bool = True) -> dict[str, Any]:
@@ -575,6 +591,13 @@ _RATE_LIMIT = {
     "required": ["requestsPerMinute", "burst"],
     "properties": {"requestsPerMinute": {"type": "integer"}, "burst": {"type": "integer"}},
 }
+_EXCLUSIVE = {
+    "page": "The page number, from 1. Cannot be combined with `cursor` (a cursor walk numbers its own "
+    "pages): both in one request is a 400 (validation_error on page).",
+}
+"""Descriptions of the list parameters that exclude one another, a rule across parameters that a
+JSON Schema of one parameter cannot state: said in words, so a client generator's user reads it."""
+_EVENT_CATALOGUE = "x-event-catalogue"
 _PARAMETERS = {
     "XOrganizationId": {
         "name": "X-Organization-Id",
@@ -589,14 +612,19 @@ _PARAMETERS = {
         "required": False,
         "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"},
         "description": "1 to 255 printable characters. Repeat within 24 hours with the same body: the original "
-        "result, nothing created twice. The same key with a different body: 409.",
+        "result, nothing created twice. The same key with a different body: 409. Only the operations that "
+        "list this header take it: sent to any other, it is a 400 (validation_error on Idempotency-Key).",
     },
     **{
         name: {
             "name": name,
             "in": "query",
             "required": False,
-            **({"description": schema["description"]} if "description" in schema else {}),
+            **(
+                {"description": _EXCLUSIVE.get(name) or schema["description"]}
+                if "description" in schema or name in _EXCLUSIVE
+                else {}
+            ),
             "schema": {key: value for key, value in schema.items() if key != "description"},
         }
         for name, schema in page_schemas().items()

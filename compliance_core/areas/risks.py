@@ -31,6 +31,7 @@ from ..kernel.registry import Area, Chore, Operation, Repo, Session
 from ..kernel.scales import Impact, Likelihood, RiskLevel, level, score
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
+    Checked,
     Patch,
     Unset,
     blank_text,
@@ -40,6 +41,7 @@ from ..kernel.validation import (
     optional_id,
     optional_text,
     patch_field,
+    register_schema,
     required_date,
     text,
 )
@@ -167,13 +169,39 @@ class Risk:
     updated_at: dt.datetime
 
 
+_CREATED_AS = tuple(status for status in RiskStatus if status is not RiskStatus.ACCEPTED)
+
+
+def _created_as(value: Any, field: attrs.Attribute) -> RiskStatus:
+    """A new risk's status: any but ``accepted``, which only ``accept`` sets (it records who
+    accepted, when, and until when). A rule about this one value, so it lives here, where the
+    OpenAPI document reads it, and the document offers exactly the values a create takes."""
+    if isinstance(value, RiskStatus) and value is not RiskStatus.ACCEPTED:
+        return value
+    if value == RiskStatus.ACCEPTED.value:
+        raise _accept_through_accept()
+    try:
+        status = RiskStatus(value)
+    except (ValueError, TypeError):
+        raise ValidationError.field(
+            "status", value, f"must be one of {', '.join(s.value for s in _CREATED_AS)}"
+        ) from None
+    return status
+
+
+created_status = register_schema(
+    Checked(_created_as, takes_field=True),
+    {"type": "string", "enum": [status.value for status in _CREATED_AS]},
+)
+
+
 @attrs.frozen(kw_only=True)
 class NewRisk:
     title: str = attrs.field(converter=text(255))
     description: str = attrs.field(default="", converter=blank_text(5000))
     category: RiskCategory = attrs.field(default=RiskCategory.OTHER, converter=choice(RiskCategory))
     department: RiskDepartment | None = attrs.field(default=None, converter=optional_choice(RiskDepartment))
-    status: RiskStatus = attrs.field(default=RiskStatus.OPEN, converter=choice(RiskStatus))
+    status: RiskStatus = attrs.field(default=RiskStatus.OPEN, converter=created_status)
     likelihood: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
     impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
     residual_likelihood: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
@@ -194,7 +222,8 @@ class RiskPatch(Patch):
     description: str | None | Unset = patch_field(_NEW.description.converter)
     category: RiskCategory | Unset = patch_field(_NEW.category.converter)
     department: RiskDepartment | None | Unset = patch_field(_NEW.department.converter)
-    status: RiskStatus | Unset = patch_field(_NEW.status.converter)
+    status: RiskStatus | Unset = patch_field(choice(RiskStatus))
+    """``accepted`` only where the risk already is accepted (the service checks): ``accept`` sets it."""
     likelihood: Likelihood | Unset = patch_field(_NEW.likelihood.converter)
     impact: Impact | Unset = patch_field(_NEW.impact.converter)
     residual_likelihood: Likelihood | Unset = patch_field(_NEW.residual_likelihood.converter)
@@ -373,8 +402,6 @@ class RiskService:
 
     def create(self, actor: Actor, data: NewRisk, *, idempotency_key: str | None = None) -> Risk:
         authorize(actor, RISK_CREATE)
-        if data.status is RiskStatus.ACCEPTED:
-            raise _accept_through_accept()
         now = self.uow.clock.now()
         risk = scored(
             Risk(

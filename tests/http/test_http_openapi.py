@@ -289,3 +289,49 @@ def test_every_create_links_to_the_routes_of_the_record_it_made(document: dict[s
         for name, link in links.items():
             assert link["operationId"] == name and name in operation_ids
             assert source in link["parameters"].values()
+
+
+def test_page_and_cursor_are_documented_as_exclusive_and_refused_together(document: dict[str, Any], api: Api) -> None:
+    parameters = document["components"]["parameters"]
+    assert "`cursor`" in parameters["page"]["description"] and "400" in parameters["page"]["description"]
+    assert "`page`" in parameters["cursor"]["description"]
+    for path, item in document["paths"].items():
+        names = {p.get("$ref", "").rsplit("/", 1)[-1] for p in item.get("get", {}).get("parameters", [])}
+        if "cursor" in names and "{" not in path:
+            answer = api.get(path, query="cursor=&page=1")
+            assert answer.status_code == 400 and answer.json["error"]["details"]["field"] == "page", path
+
+
+def test_the_idempotency_key_says_where_it_is_refused(document: dict[str, Any]) -> None:
+    description = document["components"]["parameters"]["IdempotencyKey"]["description"]
+    assert "400" in description and "Only the operations that list this header" in description
+
+
+def test_a_new_risk_offers_exactly_the_statuses_a_create_takes(document: dict[str, Any], api: Api) -> None:
+    offered = document["components"]["schemas"]["NewRisk"]["properties"]["status"]["enum"]
+    assert "accepted" not in offered
+    for status in offered:
+        created = api.post("/v1/risks", {"title": f"Risk {status}", "status": status})
+        assert created.status_code == 201 and created.json["status"] == status
+    refused = api.post("/v1/risks", {"title": "Accepted at birth", "status": "accepted"})
+    assert refused.status_code == 400 and refused.json["error"]["details"]["field"] == "status"
+    # a patch may still name accepted (of a risk already accepted: a rule about the record)
+    assert "accepted" in document["components"]["schemas"]["RiskPatch"]["properties"]["status"]["enum"]
+
+
+def test_webhook_events_are_an_enum_of_the_event_catalogue(document: dict[str, Any], platform: Any, api: Api) -> None:
+    catalogue = sorted({event.type for area in platform.areas for event in area.events})
+    for name in ("NewWebhook", "WebhookPatch"):
+        items = document["components"]["schemas"][name]["properties"]["events"]["items"]
+        assert items == {"type": "string", "enum": ["*", *catalogue]}, name
+    # the server takes every name the document offers, and the document is what the app serves
+    created = api.post("/v1/webhooks", {"url": "https://93.184.216.34/in", "events": catalogue})
+    assert created.status_code == 201, created.json
+    served = api.get("/v1/openapi.json").json["components"]["schemas"]["NewWebhook"]["properties"]["events"]
+    assert served["items"]["enum"] == ["*", *catalogue]
+
+
+def test_an_app_with_more_areas_documents_their_events_too() -> None:
+    document = openapi_document(event_types=["zeta.happened", "alpha.happened"])
+    items = document["components"]["schemas"]["NewWebhook"]["properties"]["events"]["items"]
+    assert items["enum"] == ["*", "alpha.happened", "zeta.happened"]

@@ -138,7 +138,7 @@ event_types = register_schema(
         "type": "array",
         "minItems": 1,
         "maxItems": MAX_EVENT_TYPES,
-        "items": {"type": "string", "pattern": r"^([a-z][a-z_]*\.[a-z][a-z_]*|\*)$"},
+        "items": {"type": "string", "pattern": r"^([a-z][a-z_]*\.[a-z][a-z_]*|\*)$", "x-event-catalogue": True},
         "description": 'event types such as vendor.created (see docs/webhooks.md for the catalogue), or "*" '
         'for every type (a list holding "*" is stored as ["*"]); repeated names count once',
     },
