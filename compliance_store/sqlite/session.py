@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from compliance_core.kernel.registry import Repo
 
 from .codec import make_converter
+from .deferred import DeferredWrite
 from .tables import Table
 
 __all__ = ["Catalog", "SqliteSession"]
@@ -36,11 +37,12 @@ class Catalog:
 
 
 class SqliteSession:
-    """The repositories of one connection, by repository name."""
+    """The repositories of one connection, by repository name (a write session's repositories
+    get the connection's ``DeferredWrite``, which they use as they would the connection)."""
 
     __slots__ = ("_repositories",)
 
-    def __init__(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
+    def __init__(self, conn: sqlite3.Connection | DeferredWrite, catalog: Catalog) -> None:
         self._repositories: dict[str, Any] = {
             table.name: table.repository(conn, prepared) for table, prepared in catalog.prepared
         }

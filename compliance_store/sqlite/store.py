@@ -30,6 +30,7 @@ from compliance_core.kernel.uow import Store
 
 from ..copy import CopyReport, copy_store
 from .checks import schema_problems
+from .deferred import AUTOCHECKPOINT_PAGES, DeferredWrite, queueable_tables
 from .locking import WriterLock
 from .migrations import MIGRATION_SET, migrations
 from .session import Catalog, SqliteSession
@@ -75,18 +76,23 @@ def parse_url(url: str) -> str:
 
 class _Bound:
     """One thread's two connections, the session reused for every transaction on each, and the
-    write lock of the thread's process."""
+    write lock of the thread's process (taken by the write connection's ``DeferredWrite``)."""
 
-    __slots__ = ("conn", "session", "reader", "read_session", "writer", "pid", "thread")
+    __slots__ = ("conn", "write", "session", "reader", "read_session", "pid", "thread")
 
     def __init__(
-        self, conn: sqlite3.Connection, reader: sqlite3.Connection, catalog: Catalog, writer: WriterLock
+        self,
+        conn: sqlite3.Connection,
+        reader: sqlite3.Connection,
+        catalog: Catalog,
+        writer: WriterLock,
+        queueable: frozenset[str],
     ) -> None:
         self.conn = conn
-        self.session = SqliteSession(conn, catalog)
+        self.write = DeferredWrite(conn, writer, queueable)
+        self.session = SqliteSession(self.write, catalog)
         self.reader = reader
         self.read_session = SqliteSession(reader, catalog)
-        self.writer = writer
         self.pid = os.getpid()
         self.thread = threading.current_thread()
 
@@ -99,34 +105,30 @@ class _Bound:
 
 
 class _Transaction:
-    """A write is ``BEGIN IMMEDIATE`` ... ``COMMIT``/``ROLLBACK`` on the write connection inside
-    the process's write lock, held from just before ``BEGIN`` to just after the end. A read is a
-    deferred transaction on the read-only connection: one consistent snapshot for a page and its
-    count. A read inside an open write on the same thread joins the write (and sees its changes);
-    a read inside a read joins it too; a write nested in either is refused."""
+    """A write is a ``DeferredWrite`` on the write connection: ``BEGIN IMMEDIATE`` ...
+    ``COMMIT``/``ROLLBACK`` inside the process's write lock, begun at once or, for a queued
+    write, at the session's first read or at its commit (see ``deferred``). A read is a deferred transaction on the read-only
+    connection: one consistent snapshot for a page and its count. A read inside an open write on
+    the same thread joins the write (and sees its changes); a read inside a read joins it too; a
+    write nested in either is refused."""
 
-    __slots__ = ("_bound", "_write", "_conn")
+    __slots__ = ("_bound", "_write", "_queue", "_conn")
 
-    def __init__(self, bound: _Bound, write: bool) -> None:
+    def __init__(self, bound: _Bound, write: bool, *, queue: bool = False) -> None:
         self._bound = bound
         self._write = write
+        self._queue = queue
         self._conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> SqliteSession:
         bound = self._bound
         if self._write:
-            if bound.conn.in_transaction or bound.reader.in_transaction:
+            if bound.write.open or bound.reader.in_transaction:
                 raise RuntimeError("nested write sessions are not supported")
-            writer = bound.writer
-            writer.acquire()
-            try:
-                bound.conn.execute("BEGIN IMMEDIATE")
-            except BaseException:
-                writer.release()
-                raise
+            bound.write.start(queue=self._queue)
             self._conn = bound.conn
             return bound.session
-        if bound.conn.in_transaction:
+        if bound.write.open:
             return bound.session
         if bound.reader.in_transaction:
             return bound.read_session
@@ -145,18 +147,10 @@ class _Transaction:
             if conn.in_transaction:
                 conn.execute("COMMIT")
             return
-        try:
-            if exc_type is None:
-                try:
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-            elif conn.in_transaction:
-                conn.execute("ROLLBACK")
-        finally:
-            self._bound.writer.release()
+        if exc_type is None:
+            self._bound.write.commit()
+        else:
+            self._bound.write.rollback()
 
 
 class SqliteStore:
@@ -199,6 +193,7 @@ class SqliteStore:
         self._lock = threading.Lock()
         self._bound: list[_Bound] = []
         self._writer: WriterLock | None = None
+        self._queueable: frozenset[str] = frozenset()
         self._closed = False
         try:
             self.schema_version = self._migrate()
@@ -219,6 +214,7 @@ class SqliteStore:
         )
         if not read_only:
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         conn.execute("PRAGMA mmap_size = 0")
@@ -269,6 +265,7 @@ class SqliteStore:
                 )
             if migrated or not has_statistics(conn):  # the growth checks are refresh_statistics'
                 _analyze(writer, conn)
+            self._queueable = queueable_tables(conn, [table.table for table in self._catalog.tables])
             return int(conn.execute(_VERSION_SQL, (MIGRATION_SET,)).fetchone()[0])
         finally:
             conn.close()
@@ -322,7 +319,7 @@ class SqliteStore:
             conn.close()
             raise
         with self._lock:
-            bound = _Bound(conn, reader, self._catalog, self._writer_lock())
+            bound = _Bound(conn, reader, self._catalog, self._writer_lock(), self._queueable)
             # Connections of finished threads are closed here; ones inherited across fork() are
             # left alone (closing SQLite handles opened by the parent process is unsafe).
             alive = []
@@ -339,6 +336,13 @@ class SqliteStore:
         if self._closed:
             raise RuntimeError(f"the store {self.url} is closed")
         return _Transaction(self._thread(), write)
+
+    def queued_session(self) -> _Transaction:
+        """A write session whose INSERTs of new rows wait for its first read or its commit, so
+        the write lock is held only for the SQL (see ``deferred``); the unit of work's."""
+        if self._closed:
+            raise RuntimeError(f"the store {self.url} is closed")
+        return _Transaction(self._thread(), True, queue=True)
 
     def health(self) -> dict[str, Any]:
         report: dict[str, Any] = {"backend": "sqlite", "path": self.path}
