@@ -81,7 +81,10 @@ def app(platform: Platform) -> falcon.App:
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    return openapi_document(endpoints({op.name: op for area in TEST_AREAS for op in area.operations}, TEST_ROUTES))
+    return openapi_document(
+        endpoints({op.name: op for area in TEST_AREAS for op in area.operations}, TEST_ROUTES),
+        event_types=(event.type for area in TEST_AREAS for event in area.events),
+    )
 
 
 def put(api: Api, path: str, body: Any, **options: Any) -> falcon.testing.Result:
