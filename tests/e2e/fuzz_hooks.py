@@ -134,16 +134,20 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     if endpoint is None:
         return True
     query = case.query if isinstance(case.query, dict) else {}
-    if "cursor" in query and ("page" in query or not _issued(str(query["cursor"]))):
-        # A cursor is opaque (only one the service issued is valid, as with an id) and excludes
-        # ``page``: neither rule is one a schema can state. (HEAD answers have no body to read.)
-        _log(
-            "dropped", case, details={"field": "cursor", "reason": "only a cursor the service issued, never with page"}
-        )
-        return False
     try:
         details = response.json()["error"]["details"]
     except (ValueError, KeyError, TypeError):
+        details = None  # a HEAD answer has no body to read
+    if "cursor" in query and "page" in query:
+        # ``page`` and ``cursor`` exclude each other: a rule across parameters.
+        _log("dropped", case, details={"field": "page", "reason": "cannot be combined with cursor"})
+        return False
+    if "cursor" in query and (not _issued(str(query["cursor"])) or details is None or details.get("field") == "cursor"):
+        # A cursor is opaque and names a row of the list as served (as an id names a record):
+        # only one the service issued for this list is valid, which no schema can state.
+        _log("dropped", case, details={"field": "cursor", "reason": "only a cursor the service issued for this list"})
+        return False
+    if details is None:
         return True
     field = str(details.get("field", "")).split("[", 1)[0].split(".", 1)[0]
     if field not in _body_fields(endpoint) or not _converters_accept(endpoint, case):
