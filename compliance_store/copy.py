@@ -21,18 +21,27 @@ Rows travel as models: each repository's ``dump()`` reads its rows in key order 
 in list order, by organization, ``created_at`` and id, so the target's triggers cut them into even
 blocks as they arrive) and the target's own repository writes them (``add``/``put``), so each store
 keeps its own encodings (SQLite's ISO text, PostgreSQL's ``timestamptz`` and ``json``) and checks
-its own constraints (unique API-key hashes and e-mails) on the way in. The whole copy is one read
-session on the source (a snapshot: SQLite's WAL read transaction, PostgreSQL's ``REPEATABLE READ``)
-and one write session on the target (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's writer lock), so it
-is a copy of one moment, and it is all or nothing.
+its own constraints (unique API-key hashes and e-mails) on the way in. The whole copy reads one
+session on the source (a snapshot: SQLite's WAL read transaction, PostgreSQL's ``REPEATABLE
+READ``), so it is a copy of one moment: first hashing every table (which gives the row count the
+progress bar needs), then copying.
+
+An empty target is written in chunks of ``chunk_rows`` rows (``CHUNK_ROWS``), one transaction
+each: a transaction of a whole register holds the target's write lock for minutes and grows
+SQLite's WAL (or PostgreSQL's memory for the transaction) with every row, and 200,000 vendors
+went from one transaction to chunks. If anything fails after the first chunk committed, the
+copied tables are emptied again, so the target ends as empty as it began. A target whose rows
+are replaced is written in one transaction (its old rows are deleted in the same one), so that a
+failed copy leaves it as it was. A bar on standard error shows the rows written when that is a
+terminal (``compliance_store.progress``).
 
 Verification
 ------------
-While reading, each table's rows are counted and hashed: SHA-256 over a canonical rendering of
-every row (``canonical``: compact JSON with sorted keys, times as UTC ISO text, enums as their
-values), one line per row, in key order. Once written, the target's rows are read back in the
-same write transaction and hashed the same way. Any difference raises ``CopyMismatch`` and the
-transaction rolls back, leaving the target as it was.
+Each table's rows are counted and hashed: SHA-256 over a canonical rendering of every row
+(``canonical``: compact JSON with sorted keys, times as UTC ISO text, enums as their values), one
+line per row, in key order. Once written, the target's rows are read back (in the write
+transaction of a replaced target, else in a read session after the last chunk) and hashed the
+same way. Any difference raises ``CopyMismatch`` and nothing of the copy stays.
 
 Once committed, a target that keeps planner state of its own (``BulkLoaded``) is told: PostgreSQL
 vacuums and analyses the copied tables (the lists' counts are index-only scans, which need the
@@ -69,6 +78,8 @@ from compliance_core.kernel.records import Records
 from compliance_core.kernel.registry import Area, Repo, Session
 from compliance_core.kernel.uow import Store
 
+from .progress import Progress, progress_on
+
 __all__ = [
     "BulkLoaded",
     "Table",
@@ -80,6 +91,7 @@ __all__ = [
     "canonical",
     "Digest",
     "digest_store",
+    "CHUNK_ROWS",
 ]
 
 T = TypeVar("T")
@@ -389,62 +401,135 @@ def _location(store: Store) -> tuple[Any, ...]:
     return (type(store).__name__, getattr(store, "path", None) or store.url, getattr(store, "schema", None))
 
 
+CHUNK_ROWS = 5_000
+"""Rows written per transaction of a copy into an empty target."""
+
+
 def copy_store(
     source: Store,
     target: Store,
     *,
     replace: bool = False,
     areas: Sequence[Area[Any]] = AREAS,
+    chunk_rows: int = CHUNK_ROWS,
+    progress: Progress | None = None,
 ) -> CopyReport:
     """Copy every row of every table of ``source`` into ``target`` and verify it (see the module
-    docstring); returns the report. The target is written in one transaction: on any error
-    nothing of the copy stays.
+    docstring); returns the report. On any error nothing of the copy stays.
 
-    :param replace: delete every row of the target's tables first (in the same transaction);
-        without it a target holding any row is refused with ``Conflict``
+    :param replace: delete every row of the target's tables first (in the same transaction as
+        the whole copy); without it a target holding any row is refused with ``Conflict``
     :param areas: the areas whose ``Records`` tables are copied (default: every registered area)
+    :param chunk_rows: rows per write transaction into an empty target (the rows of a target
+        that is replaced go in one transaction, so that a failed copy leaves its old rows)
+    :param progress: where to report rows written (default: a bar on standard error when it is
+        a terminal, else nothing)
     :raises Conflict: the target is not empty (and ``replace`` is False)
     :raises ValidationError: the source holds nothing (field ``source``), or source and target
         are the same store (field ``target``); nothing was written
-    :raises CopyMismatch: the target's counts or checksums differ from the source's (rolled back)
+    :raises CopyMismatch: the target's counts or checksums differ from the source's (nothing
+        of the copy stays)
     """
     if source is target or _location(source) == _location(target):
         raise ValidationError.field("target", _display(target), "is the source itself")
+    if chunk_rows < 1:
+        raise ValidationError.field("chunk_rows", chunk_rows, "must be at least 1")
     started = time.perf_counter()
     plan = tables(areas)
-    with source.session(write=False) as reading, target.session(write=True) as writing:
-        deleted = _make_room(plan, writing, replace)
-        read: dict[str, Digest] = {}
-        for table in plan:
-            digest = read[table.name] = Digest(table)
-            for row in table.dump(reading):
-                digest.add(row)
-                table.load(writing, row)
-        written = {table.name: _digest(table, writing) for table in plan}
-        report = CopyReport(
-            source=_display(source),
-            target=_display(target),
-            replaced=replace,
-            tables=tuple(
-                TableReport(
-                    table=table.name,
-                    source_rows=read[table.name].rows,
-                    source_checksum=read[table.name].checksum,
-                    target_rows=written[table.name].rows,
-                    target_checksum=written[table.name].checksum,
-                    deleted=deleted.get(table.name, 0),
-                )
-                for table in plan
-            ),
-            seconds=time.perf_counter() - started,
-        )
-        if report.rows == 0:
+    shown = progress_on() if progress is None else progress
+    with source.session(write=False) as reading:
+        read = {table.name: _digest(table, reading) for table in plan}
+        total = sum(digest.rows for digest in read.values())
+        if total == 0:
             raise ValidationError.field("source", _display(source), "holds no data: there is nothing to copy")
-        if not report.verified:
-            raise CopyMismatch(report)
+        rows = _rows(plan, reading)
+        shown.start(f"copying {total:,} rows to {_display(target)}", total)
+        try:
+            with target.session(write=True) as writing:
+                deleted = _make_room(plan, writing, replace)
+                at_once = any(deleted.values())
+                _load(writing, rows, None if at_once else chunk_rows, shown)
+                if at_once:
+                    report = _report(source, target, replace, plan, read, writing, deleted, started)
+                    if not report.verified:
+                        raise CopyMismatch(report)
+            if not at_once:
+                try:
+                    while _load_chunk(target, rows, chunk_rows, shown):
+                        pass
+                    with target.session(write=False) as checking:
+                        report = _report(source, target, replace, plan, read, checking, deleted, started)
+                    if not report.verified:
+                        raise CopyMismatch(report)
+                except BaseException:
+                    _undo(target, plan)
+                    raise
+        finally:
+            shown.finish()
     if isinstance(target, BulkLoaded):
         target.after_bulk_load()
     return attrs.evolve(report, seconds=time.perf_counter() - started)
+
+
+def _rows(plan: Sequence[Table], session: Session) -> Iterator[tuple[Table, Any]]:
+    for table in plan:
+        for row in table.dump(session):
+            yield table, row
+
+
+def _load(session: Session, rows: Iterator[tuple[Table, Any]], limit: int | None, progress: Progress) -> int:
+    """Write the next ``limit`` rows (None: all that are left); returns how many."""
+    written = 0
+    for table, row in rows:
+        table.load(session, row)
+        written += 1
+        progress.advance(1)
+        if written == limit:
+            break
+    return written
+
+
+def _load_chunk(target: Store, rows: Iterator[tuple[Table, Any]], limit: int, progress: Progress) -> bool:
+    """One transaction of up to ``limit`` rows; False once there was nothing left."""
+    with target.session(write=True) as writing:
+        return _load(writing, rows, limit, progress) > 0
+
+
+def _undo(target: Store, plan: Sequence[Table]) -> None:
+    """Empty the tables again after a failed chunked copy (the target was empty before it)."""
+    with target.session(write=True) as writing:
+        for table in reversed(plan):
+            table.clear(writing)
+
+
+def _report(
+    source: Store,
+    target: Store,
+    replace: bool,
+    plan: Sequence[Table],
+    read: dict[str, Digest],
+    session: Session,
+    deleted: dict[str, int],
+    started: float,
+) -> CopyReport:
+    written = {table.name: _digest(table, session) for table in plan}
+    return CopyReport(
+        source=_display(source),
+        target=_display(target),
+        replaced=replace,
+        tables=tuple(
+            TableReport(
+                table=table.name,
+                source_rows=read[table.name].rows,
+                source_checksum=read[table.name].checksum,
+                target_rows=written[table.name].rows,
+                target_checksum=written[table.name].checksum,
+                deleted=deleted.get(table.name, 0),
+            )
+            for table in plan
+        ),
+        seconds=time.perf_counter() - started,
+    )
 
 
 def _make_room(plan: Sequence[Table], session: Session, replace: bool) -> dict[str, int]:

@@ -383,8 +383,8 @@ class PostgresStore:
                 conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(name)))
 
     def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
-        """Copy every row this store holds into ``target`` (any store), in one read session here
-        and one write session there, and verify it: ``compliance_store.copy.copy_store``."""
+        """Copy every row this store holds into ``target`` (any store), from one read session here,
+        in chunked transactions there, and verify it: ``compliance_store.copy.copy_store``."""
         return copy_store(self, target, replace=replace)
 
     def close(self) -> None:
