@@ -30,6 +30,7 @@ from .stores_bench import (
     postgres_unavailable,
     run_stores_bench,
 )
+from .writes_bench import WriteSettings, format_writes, run_writes
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,6 +75,19 @@ def _parser() -> argparse.ArgumentParser:
         "PostgreSQL server answers, else that benchmark is skipped, saying so)",
     )
     parser.add_argument("--skip-stores", action="store_true", help="skip the SQLite/PostgreSQL side-by-side benchmark")
+    parser.add_argument(
+        "--skip-writes",
+        action="store_true",
+        help="skip the writes benchmark (creates over HTTP with 8 clients on SQLite, PostgreSQL and a plain "
+        "sqlite3 app; creates in-process; a 200,000-vendor import)",
+    )
+    parser.add_argument(
+        "--import-vendors",
+        type=int,
+        default=200_000,
+        metavar="N",
+        help="vendors of the writes benchmark's import (default 200000; 0 skips it)",
+    )
     parser.add_argument(
         "--postgres-url",
         default=None,
@@ -216,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_pdf:
             print()
             print(format_pdf(run_pdf_bench()), flush=True)
+        if not args.skip_writes:
+            print()
+            _run_writes(args, workdir)
         if skipped:
             print()
             print(f"SQLite/PostgreSQL side by side: SKIPPED, {skipped}", flush=True)
@@ -253,6 +270,16 @@ def _run_stores(args: argparse.Namespace, stores: tuple[str, ...], workdir: Path
     print()
     result = run_stores_bench(_settings(args, stores), workdir, log=lambda line: print(line, flush=True))
     print(format_stores(result), flush=True)
+
+
+def _run_writes(args: argparse.Namespace, workdir: Path) -> None:
+    settings = WriteSettings(
+        postgres_url=postgres_server_url(args.postgres_url),
+        seconds=args.seconds,
+        warmup=args.warmup,
+        import_vendors=args.import_vendors,
+    )
+    print(format_writes(settings, *run_writes(settings, workdir, log=lambda line: print(line, flush=True))), flush=True)
 
 
 def _run_scale(args: argparse.Namespace, stores: tuple[str, ...], workdir: Path) -> None:

@@ -36,8 +36,9 @@ from .locking import WriterLock
 
 __all__ = ["DeferredWrite", "queueable_tables", "CHECKPOINT_EVERY", "AUTOCHECKPOINT_PAGES"]
 
-CHECKPOINT_EVERY = 16
-"""Commits of one connection between its passive checkpoints."""
+CHECKPOINT_EVERY = 4
+"""Commits of one connection between its passive checkpoints (chosen by measurement: see
+docs/performance.md, "Issue 17: writes")."""
 
 AUTOCHECKPOINT_PAGES = 8000
 """SQLite's automatic checkpoint (default 1,000 pages), kept for a WAL the passive checkpoints do
