@@ -9,7 +9,7 @@ SERVE_STAMP := $(VENV)/.serve-stamp
 TEST_STAMP  := $(VENV)/.test-stamp
 DB     ?= $(or $(COMPLIANCE_DB),compliance.db)
 
-.PHONY: setup serve test lint bench openapi events clean
+.PHONY: setup serve test lint bench openapi events migration clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -48,6 +48,11 @@ openapi: setup
 
 events: setup
 	$(BIN)/python -m compliance_core.events_doc > docs/events.md
+
+# The next migration of each SQL store, from the areas' declarations (docs/migrations.md); needs
+# PostgreSQL for a scratch schema ($$COMPLIANCE_POSTGRES_URL, else the local server the tests use).
+migration: setup
+	$(BIN)/python -m compliance_store.schema $(NAME)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

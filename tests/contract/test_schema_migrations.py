@@ -1,0 +1,240 @@
+"""The migration generator: the declarations match what today's migrations make on both SQL
+stores (the drift test), and adding a column, a filter and a facet to a test-only area means
+editing its declaration and running the generator, whose migrations apply on SQLite and
+PostgreSQL and end in the schema declared, which the store then opens and serves."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import pathlib
+import secrets
+import shutil
+import types
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from compliance_core import PageRequest
+from compliance_core.areas import AREAS
+from compliance_core.kernel.records import Filter, Records
+from compliance_core.kernel.registry import Area
+from compliance_core.kernel.uow import Store
+from compliance_store import postgres, sqlite
+from compliance_store.postgres import migrations as postgres_migrations
+from compliance_store.schema import Column, Refused, changes, declared_tables, write_migration
+from compliance_store.schema.__main__ import main
+from compliance_store.schema.diff import AddColumn, NewTable, Recount, Reindex
+from compliance_store.schema.expected import POSTGRES, SQLITE
+from compliance_store.schema.introspect import FoundTable
+from compliance_store.schema.scratch import postgres_schema, sqlite_schema
+from compliance_store.sqlite import migrations as sqlite_migrations
+
+from . import samples
+from .gadgets import WITH_GADGETS
+
+
+@attrs.frozen(kw_only=True)
+class Gadget:
+    """The test area's model after its edit: a colour (filtered and counted) and a weight."""
+
+    id: str
+    organization_id: str
+    kind: str
+    order: int = 0
+    colour: str | None = None
+    weight: float = 1.5
+    archived: bool = False
+    created_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class GadgetFilter(Filter):
+    kind: str | None = None
+    order: int | None = None
+    colour: str | None = None
+    archived: bool = False
+
+
+COLOURED = Records(
+    "gadgets",
+    model=Gadget,
+    filters=GadgetFilter,
+    kind="gadget",
+    prefix="gdg",
+    partition="archived",
+    facets=("kind", "order", "colour"),
+    facet_pairs=(("kind", "order"),),
+)
+WITH_COLOURED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(COLOURED,)))
+
+PACKAGES = {SQLITE: sqlite_migrations, POSTGRES: postgres_migrations}
+
+
+@pytest.fixture(params=[SQLITE, POSTGRES])
+def dialect(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def schema_of(dialect: str, request: pytest.FixtureRequest) -> Callable[[Any], dict[str, FoundTable]]:
+    """What the given migration steps make on the dialect's scratch database."""
+    if dialect == SQLITE:
+        return sqlite_schema
+    server = request.getfixturevalue("postgres_server")
+    return lambda steps: postgres_schema(server, steps)
+
+
+def _load(path: pathlib.Path, dialect: str) -> types.ModuleType:
+    """A generated migration, imported as a module of the store's migrations package (whose
+    frozen helpers it calls) without being one of its files."""
+    package = PACKAGES[dialect].__name__
+    spec = importlib.util.spec_from_file_location(f"{package}.{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_declarations_match_what_the_migrations_make(dialect: str, schema_of: Any) -> None:
+    """The drift test: every area's model and Records declaration is what today's migrations
+    make, column by column, index by index and facet by facet."""
+    assert changes(declared_tables(), schema_of(PACKAGES[dialect].MIGRATIONS), dialect) == []
+
+
+def test_the_command_on_todays_tree_prints_no_changes(postgres_server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["anything", "--postgres", postgres_server]) == 0
+    assert capsys.readouterr().out == "no changes\n"
+    assert main(["--check", "--postgres", postgres_server]) == 0
+
+
+def test_adding_a_column_a_filter_and_a_facet_is_generated_and_applies(
+    dialect: str, schema_of: Any, tmp_path: pathlib.Path
+) -> None:
+    package = PACKAGES[dialect]
+    directory = tmp_path / dialect
+    directory.mkdir()
+    shutil.copy(pathlib.Path(package.__file__).parent / "__init__.py", directory / "__init__.py")
+    steps = list(package.MIGRATIONS)
+
+    made = changes(declared_tables(WITH_GADGETS), schema_of(steps), dialect)
+    assert [type(change) for change in made] == [NewTable]
+    first = write_migration(directory, "gadgets", made, dialect)
+    steps.append((first.stem[1:], _load(first, dialect).apply))
+    assert changes(declared_tables(WITH_GADGETS), schema_of(steps), dialect) == []
+
+    edited = changes(declared_tables(WITH_COLOURED), schema_of(steps), dialect)
+    assert edited == [
+        AddColumn("gadgets", declared_tables(WITH_COLOURED)[-1].column("colour")),
+        AddColumn("gadgets", declared_tables(WITH_COLOURED)[-1].column("weight")),
+        Reindex(
+            "gadgets",
+            ("gadgets_by_kind", "gadgets_by_order"),
+            {
+                "gadgets_by_kind": ("organization_id", "archived", "kind", "created_at", "id", "order", "colour"),
+                "gadgets_by_order": ("organization_id", "archived", "order", "created_at", "id", "kind", "colour"),
+                "gadgets_by_colour": ("organization_id", "archived", "colour", "created_at", "id", "kind", "order"),
+            },
+        ),
+        Recount("gadgets", ("kind", "order", "colour"), (("kind", "order"),), "archived", narrow=False),
+    ]
+    second = write_migration(directory, "gadget_colours", edited, dialect)
+    source = second.read_text()
+    assert '"gadgets_by_colour"' in source and "recount_blocks_v2(" in source and "import" in source
+    assert "compliance_core" not in source  # frozen: literal names, nothing that grows later
+    steps.append((second.stem[1:], _load(second, dialect).apply))
+    assert changes(declared_tables(WITH_COLOURED), schema_of(steps), dialect) == []
+
+    listed = (directory / "__init__.py").read_text()
+    names = [name for name, _ in steps[-2:]]
+    assert f'("{names[0]}", m{names[0]}.apply),\n    ("{names[1]}", m{names[1]}.apply),\n)' in listed
+    assert f"    m{names[0]},\n    m{names[1]},\n)" in listed
+    assert int(names[0][:4]) == int(package.MIGRATIONS[-1][0][:4]) + 1
+
+
+def test_a_store_migrated_by_the_generated_migrations_opens_and_serves_the_edited_area(
+    dialect: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The start-up check of the store itself agrees: with both generated migrations appended
+    to its list, it opens on the edited area and lists by the new filter."""
+    package = PACKAGES[dialect]
+    directory = tmp_path / dialect
+    directory.mkdir()
+    shutil.copy(pathlib.Path(package.__file__).parent / "__init__.py", directory / "__init__.py")
+    scratch: Callable[[Any], dict[str, FoundTable]]
+    if dialect == SQLITE:
+        scratch = sqlite_schema
+    else:
+        server = request.getfixturevalue("postgres_server")
+        scratch = lambda steps: postgres_schema(server, steps)  # noqa: E731
+    steps = list(package.MIGRATIONS)
+    for areas, name in ((WITH_GADGETS, "gadgets"), (WITH_COLOURED, "gadget_colours")):
+        path = write_migration(directory, name, changes(declared_tables(areas), scratch(steps), dialect), dialect)
+        steps.append((path.stem[1:], _load(path, dialect).apply))
+    monkeypatch.setattr(package, "MIGRATIONS", tuple(steps))
+    store: Store
+    if dialect == SQLITE:
+        store = sqlite.SqliteStore(f"sqlite:///{tmp_path / 'generated.db'}", areas=WITH_COLOURED)
+    else:
+        url = f"{request.getfixturevalue('postgres_server')}?schema=t_{secrets.token_hex(6)}"
+        store = postgres.PostgresStore(url, pool_min=0, areas=WITH_COLOURED)
+    try:
+        with store.session(write=True) as session:
+            for n, colour in enumerate(("red", "blue", "red")):
+                session[COLOURED].add(
+                    Gadget(id=f"gdg_{n}", organization_id="org_a", kind="lamp", colour=colour, created_at=samples.at(n))
+                )
+        with store.session(write=False) as session:
+            items, total = session[COLOURED].list("org_a", GadgetFilter(colour="red"), PageRequest())
+        assert total == 2 and [item.id for item in items] == ["gdg_0", "gdg_2"]
+        assert all(item.weight == 1.5 for item in items)
+    finally:
+        store.close()
+        if dialect == POSTGRES:
+            _drop_schema(url)
+
+
+def _drop_schema(url: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    conninfo, schema = postgres.store.parse_url(url)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema or "")))
+
+
+def test_a_dropped_column_a_changed_type_and_a_new_column_without_a_value_are_refused() -> None:
+    """What loses data or needs a decision about the rows already there is written by hand."""
+    gadgets = declared_tables(WITH_GADGETS)[-1]
+    there = FoundTable(
+        name="gadgets",
+        columns={column.name: (column.sql_type(SQLITE), column.nullable) for column in gadgets.columns},
+        indexes=dict(gadgets.indexes),
+        counting="'kind' 'order' 'kind,order'",
+    )
+    found = {**sqlite_schema(), "gadgets": there}
+    assert changes([*declared_tables(), gadgets], found, SQLITE) == []
+    edits = {
+        "column gadgets.order is in the database but no field of the model: drop it by hand": tuple(
+            column for column in gadgets.columns if column.name != "order"
+        ),
+        "column gadgets.kind is TEXT NOT NULL in the database but INTEGER NOT NULL in the model": tuple(
+            attrs.evolve(column, kind="integer") if column.name == "kind" else column for column in gadgets.columns
+        ),
+        "column gadgets.size is new and NOT NULL without a default SQL can hold": (
+            *gadgets.columns,
+            Column("size", "integer", nullable=False),
+        ),
+    }
+    for refusal, columns in edits.items():
+        with pytest.raises(Refused, match=refusal):
+            changes([*declared_tables(), attrs.evolve(gadgets, columns=columns)], found, SQLITE)
+
+
+def test_a_table_no_area_declares_any_more_is_refused() -> None:
+    found = sqlite_schema(list(sqlite_migrations.MIGRATIONS))
+    declared = [table for table in declared_tables() if table.name != "webhooks"]
+    with pytest.raises(Refused, match="table webhooks is in the database but no area declares it: drop it by hand"):
+        changes(declared, found, SQLITE)
