@@ -38,6 +38,7 @@ FROM pg_trigger g
 JOIN pg_class c ON c.oid = g.tgrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND NOT g.tgisinternal"""
+_GENERATE = "make migration NAME=... writes its migration"
 _FUNCTIONS = """SELECT p.proname, p.prosrc
 FROM pg_proc p
 JOIN pg_namespace n ON n.oid = p.pronamespace
@@ -69,11 +70,13 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
     problems = []
     for name, needed, table in required:
         if name not in columns:
-            problems.append(f"table {name} does not exist")
+            generate = f" ({_GENERATE})" if table is not None and table.records is not None else ""
+            problems.append(f"table {name} does not exist{generate}")
             continue
         missing = [column for column in needed if column not in columns[name]]
         if missing:
-            problems.append(f"table {name} lacks columns {missing}")
+            model = f" of its model ({_GENERATE})" if table is not None else ""
+            problems.append(f"table {name} lacks columns {missing}{model}")
         if table is None:
             continue
         for index, wanted in expected_indexes(table).items():

@@ -18,6 +18,7 @@ from .tables import Table
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
 
 _COLUMNS = "SELECT name FROM pragma_table_info(?)"
+_GENERATE = "make migration NAME=... writes its migration"
 _INDEX_COLUMNS = "SELECT name FROM pragma_index_info(?) ORDER BY seqno"
 
 
@@ -41,12 +42,13 @@ def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[s
     problems = []
     for table in tables:
         if ("table", table.table) not in objects:
-            problems.append(f"table {table.table} does not exist")
+            generate = f" ({_GENERATE})" if table.records is not None else ""
+            problems.append(f"table {table.table} does not exist{generate}")
             continue
         present = {name for (name,) in conn.execute(_COLUMNS, (table.table,))}
         missing = [field.name for field in attrs.fields(table.model) if field.name not in present]
         if missing:
-            problems.append(f"table {table.table} lacks columns {missing}")
+            problems.append(f"table {table.table} lacks columns {missing} of its model ({_GENERATE})")
         for index, columns in expected_indexes(table).items():
             if objects.get(("index", index)) != table.table:
                 problems.append(f"index {index} on {table.table} does not exist")

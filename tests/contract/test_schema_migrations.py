@@ -238,3 +238,42 @@ def test_a_table_no_area_declares_any_more_is_refused() -> None:
     declared = [table for table in declared_tables() if table.name != "webhooks"]
     with pytest.raises(Refused, match="table webhooks is in the database but no area declares it: drop it by hand"):
         changes(declared, found, SQLITE)
+
+
+def test_the_start_up_check_names_the_command_for_a_declared_table_or_column_missing(
+    dialect: str,
+    schema_of: Any,
+    tmp_path: pathlib.Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``Records`` table or a model field without its migration is refused, saying how to
+    write the migration."""
+    package = PACKAGES[dialect]
+    hint = r"\(make migration NAME=\.\.\. writes its migration\)"
+    opened: Callable[[Any], Store]
+    if dialect == SQLITE:
+        path = tmp_path / "check.db"
+        opened = lambda areas: sqlite.SqliteStore(f"sqlite:///{path}", areas=areas)  # noqa: E731
+    else:
+        url = f"{request.getfixturevalue('postgres_server')}?schema=t_{secrets.token_hex(6)}"
+        opened = lambda areas: postgres.PostgresStore(url, pool_min=0, areas=areas)  # noqa: E731
+    directory = tmp_path / dialect
+    directory.mkdir()
+    shutil.copy(pathlib.Path(package.__file__).parent / "__init__.py", directory / "__init__.py")
+    steps = list(package.MIGRATIONS)
+    generated = write_migration(
+        directory, "gadgets", changes(declared_tables(WITH_GADGETS), schema_of(steps), dialect), dialect
+    )
+    try:
+        opened(AREAS).close()
+        with pytest.raises(RuntimeError, match=f"table gadgets does not exist {hint}"):
+            opened(WITH_COLOURED)
+        monkeypatch.setattr(package, "MIGRATIONS", (*steps, (generated.stem[1:], _load(generated, dialect).apply)))
+        with pytest.raises(
+            RuntimeError, match=rf"table gadgets lacks columns \['colour', 'weight'\] of its model {hint}"
+        ):
+            opened(WITH_COLOURED)
+    finally:
+        if dialect == POSTGRES:
+            _drop_schema(url)
