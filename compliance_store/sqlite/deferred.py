@@ -118,6 +118,10 @@ class DeferredWrite:
         return self._conn.executemany(sql, parameters)
 
     def _queues(self, sql: str) -> bool:
+        """Whether ``sql`` is an INSERT into a queueable table (remembered per INSERT text, of
+        which a store has a fixed few; other statements are not remembered)."""
+        if sql[:6].upper() != "INSERT":
+            return False
         known = self._queueable.get(sql)
         if known is None:
             words = sql.split(None, 3)
