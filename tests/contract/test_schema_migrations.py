@@ -5,6 +5,7 @@ PostgreSQL and end in the schema declared, which the store then opens and serves
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import importlib.util
 import pathlib
@@ -25,7 +26,7 @@ from compliance_core.kernel.uow import Store
 from compliance_store import postgres, sqlite
 from compliance_store.postgres import migrations as postgres_migrations
 from compliance_store.schema import Column, Refused, changes, declared_tables, write_migration
-from compliance_store.schema.__main__ import main
+from compliance_store.schema import __main__ as command
 from compliance_store.schema.diff import AddColumn, NewTable, Recount, Reindex
 from compliance_store.schema.expected import POSTGRES, SQLITE
 from compliance_store.schema.introspect import FoundTable
@@ -105,9 +106,47 @@ def test_the_declarations_match_what_the_migrations_make(dialect: str, schema_of
 
 
 def test_the_command_on_todays_tree_prints_no_changes(postgres_server: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["anything", "--postgres", postgres_server]) == 0
+    assert command.main(["anything", "--postgres", postgres_server]) == 0
     assert capsys.readouterr().out == "no changes\n"
-    assert main(["--check", "--postgres", postgres_server]) == 0
+    assert command.main(["--check", "--postgres", postgres_server]) == 0
+
+
+def test_the_command_writes_each_stores_next_migration_and_lists_it(
+    postgres_server: str,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Run on a tree whose declarations gained an area, the command writes one migration per
+    store (into copies of the migrations packages here), each importing only what a frozen
+    migration may; ``--check`` then says a migration is missing."""
+    directories = {}
+    for dialect, package in PACKAGES.items():
+        directories[package.__name__.split(".")[1]] = directory = tmp_path / dialect / "migrations"
+        directory.mkdir(parents=True)
+        shutil.copy(pathlib.Path(package.__file__).parent / "__init__.py", directory / "__init__.py")
+    monkeypatch.setattr(command, "declared_tables", lambda: declared_tables(WITH_GADGETS))
+    monkeypatch.setattr(command, "_directory", lambda store: directories[store.__name__.split(".")[1]])
+    assert command.main(["--check", "--postgres", postgres_server]) == 1
+    assert command.main(["gadgets", "--postgres", postgres_server]) == 0
+    written = [pathlib.Path(line) for line in capsys.readouterr().out.splitlines()]
+    assert [path.parent for path in written] == [directories["sqlite"], directories["postgres"]]
+    allowed = {(0, "__future__"), (0, "sqlite_utils"), (0, "typing"), (0, "psycopg"), (1, "helpers")}
+    for path in written:
+        tree = ast.parse(path.read_text())
+        imported = {(node.level, node.module) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {(0, alias.name) for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert imported <= allowed
+        assert f"    {path.stem}," in (path.parent / "__init__.py").read_text()
+
+
+def test_the_command_names_what_it_refuses_and_writes_nothing(
+    postgres_server: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    without_webhooks = [table for table in declared_tables() if table.name != "webhooks"]
+    monkeypatch.setattr(command, "declared_tables", lambda: without_webhooks)
+    assert command.main(["gone", "--postgres", postgres_server]) == 1
+    assert "table webhooks is in the database but no area declares it: drop it by hand" in capsys.readouterr().err
 
 
 def test_adding_a_column_a_filter_and_a_facet_is_generated_and_applies(
