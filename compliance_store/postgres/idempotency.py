@@ -1,9 +1,8 @@
 """Idempotency records, whose ``result`` is whatever the guarded operation returned.
 
-Results are stored as tagged JSON in a ``json`` column: a core attrs model or enum carries its
-import path, tuples and lists keep their kind, so a replay returns a value equal to the original
-(``json`` keeps the document as written, key order included). Only types defined in
-``compliance_core`` are loaded back by path.
+Results are stored as tagged JSON in a ``json`` column: a model or enum carries its wire name,
+tuples and lists keep their kind, so a replay returns a value equal to the original (``json``
+keeps the document as written, key order included); see ``compliance_store.results``.
 
 The record is read and written inside the caller's write transaction, which holds the store's
 writer lock (see ``store``): two processes using one key cannot both miss it and both create.
@@ -52,10 +51,6 @@ class ResultCodec(TaggedResults):
 
     :param converter: the store's cattrs converter (ISO text for timestamps and dates)
     """
-
-    def __init__(self, converter: cattrs.Converter) -> None:
-        # paths are read where they were written: this store began after core was split
-        super().__init__(converter, moved={})
 
     def dumps(self, value: Any) -> str:
         return dumps(self._tag(value))

@@ -1,9 +1,8 @@
 """Idempotency records, whose ``result`` is whatever the guarded operation returned.
 
-Results are stored as tagged JSON: a core attrs model or enum carries its import path, tuples
-and lists keep their kind, so a replay returns a value equal to the original. Only types
-defined in ``compliance_core`` are loaded back by path; a path written before a core module moved
-(records live up to a day) is read at the module's new place (``compliance_store.results``).
+Results are stored as tagged JSON: a model or enum carries its wire name, tuples and lists keep
+their kind, so a replay returns a value equal to the original; see ``compliance_store.results``
+(which also reads the import paths that records written before wire names carry).
 """
 
 from __future__ import annotations
