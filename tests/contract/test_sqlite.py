@@ -254,8 +254,8 @@ def test_only_core_types_are_stored_as_idempotency_results(sqlite_store: SqliteS
 
 
 def test_a_result_stored_before_core_was_split_into_kernel_and_areas_still_loads(sqlite_store: SqliteStore) -> None:
-    """Idempotency records live a day, so some written by the previous release are read by this
-    one: their type paths name core modules where they were then."""
+    """Idempotency records live a day, so some written by the previous releases are read by this
+    one: their types were named by import paths, of core modules where they were then."""
     record = IdempotencyRecord(
         organization_id="org_a",
         principal="p",
@@ -270,8 +270,9 @@ def test_a_result_stored_before_core_was_split_into_kernel_and_areas_still_loads
     conn = sqlite3.connect(sqlite_store.path)
     with conn:
         (stored,) = conn.execute("SELECT result FROM idempotency").fetchone()
-        assert stored.count('"compliance_core.areas.vendors:') == 2
-        conn.execute("UPDATE idempotency SET result = ?", (stored.replace(".areas.vendors:", ".vendors:"),))
+        assert "compliance_core" not in stored and stored.count('"model":"Vendor') == 2
+        old = stored.replace('"model":"Vendor', '"type":"compliance_core.vendors:Vendor')
+        conn.execute("UPDATE idempotency SET result = ?", (old,))
     conn.close()
     with sqlite_store.session(write=False) as session:
         assert session[IDEMPOTENCY].get("org_a", "p", "k") == record
