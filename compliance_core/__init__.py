@@ -23,7 +23,7 @@ from .kernel.errors import (
     ValidationError,
 )
 from .kernel.ids import RandomIds, SequentialIds
-from .kernel.pagination import Page, PageRequest
+from .kernel.pages import Page, PageRequest
 from .kernel.permissions import Actor, Role
 from .kernel.validation import UNSET
 from .platform import Platform

@@ -30,7 +30,7 @@ from compliance_core.areas.api_keys import ApiKey
 from compliance_core.areas.organizations import Organization, Plan
 from compliance_core.kernel.clock import SystemClock, utc
 from compliance_core.kernel.errors import ValidationError
-from compliance_core.kernel.pagination import (
+from compliance_core.kernel.pages import (
     DEFAULT_PER_PAGE,
     MAX_PAGE,
     MAX_PER_PAGE,

@@ -22,7 +22,7 @@ import attrs
 import cattrs
 
 from compliance_core.kernel.clock import utc
-from compliance_core.kernel.pagination import RowItems
+from compliance_core.kernel.pages import RowItems
 
 __all__ = [
     "BaseMapper",

@@ -4,8 +4,8 @@ hands in its connection (sqlite3) or cursor (psycopg), which both ``execute``.
 
 Get, add, update, delete, a filtered page and the organization's revision differ between areas
 only in the table, the model and the filters, which the ``Mapper`` and ``PagedQuery`` carry. The
-table's triggers (see ``migrations.helpers``) keep its list count and revision in step with every
-insert, update and delete, inside the same transaction.
+table's triggers (see ``migrations.helpers``) keep its block counts and revision in step with
+every insert, update and delete, inside the same transaction.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import cattrs
 
-from compliance_core.kernel.pagination import Anchors, PageRequest
+from compliance_core.kernel.pages import PageRequest
 
 from .codec import BaseMapper
 from .listing import PagedQuery
@@ -42,7 +42,6 @@ class ScopedRecords(Generic[M]):
         return cls.PAGES(
             mapper,
             records.filters,
-            counted=True,
             partition=records.partition,
             newest_first=records.newest_first,
             blocked=True,
@@ -83,10 +82,10 @@ class ScopedRecords(Generic[M]):
         filters: Any,
         page: PageRequest,
         total: int | None = None,
-        anchors: Anchors | None = None,
+        revision: int | None = None,
     ) -> tuple[Sequence[M], int]:
         """The page, and ``total`` when the caller knows it (then nothing is counted)."""
-        return self._pages.run(self._db, organization_id, filters, page, total, anchors)
+        return self._pages.run(self._db, organization_id, filters, page, total, revision)
 
     def dump(self) -> Iterator[M]:
         """Every record of every organization in list order, by (organization_id, created_at,

@@ -16,7 +16,8 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 
 from .errors import NotFound
-from .pagination import Anchors, Page, PageCache, PageRequest
+from .page_cache import PageCache
+from .pages import Page, PageRequest
 from .registry import Repo, Session
 
 __all__ = ["Records", "RecordRepository", "fetch", "list_page", "changed"]
@@ -65,17 +66,16 @@ class RecordRepository(Protocol[M, F_contra]):
         filters: F_contra,
         page: PageRequest,
         total: int | None = None,
-        anchors: Anchors | None = None,
+        revision: int | None = None,
     ) -> tuple[list[M], int]:
         """One page ordered by (created_at, id) (descending for ``newest_first`` tables), and the
         total matching the filters.
 
         :param total: the total of these filters, already known at the revision this transaction
             reads (``TotalCache``); a store then runs no count and returns it as the total
-        :param anchors: the seek keys of these filters at that revision (``Anchors``): a store
-            that pages in SQL seeks from the nearest one and, when they are not collected yet,
-            collects them by the scan that counts; a store may ignore them (memory; the SQL
-            stores for the filter sets whose block counts they keep)
+        :param revision: that revision, read in this same read transaction (never in a write
+            one, which a rollback could undo): a store may keep what it read to find deep pages
+            of these filters at it (the SQL stores' block sums and anchors) and use what it kept
         """
         ...
 

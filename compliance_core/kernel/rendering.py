@@ -21,7 +21,7 @@ import attrs
 from .clock import Clock
 
 if TYPE_CHECKING:
-    from .pagination import RowSource
+    from .pages import RowSource
 
 __all__ = ["WireView", "Renderer", "wire_name", "json_value", "model_in"]
 

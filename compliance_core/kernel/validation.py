@@ -25,7 +25,7 @@ import attrs
 
 from .clock import utc
 from .errors import ValidationError
-from .pagination import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE
+from .pages import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE
 from .rendering import wire_name
 
 __all__ = [

@@ -7,7 +7,7 @@ import argparse
 
 from compliance_core import PageRequest, Role
 from compliance_core.areas.api_keys import ApiKey, NewApiKey
-from compliance_core.kernel.pagination import MAX_PER_PAGE
+from compliance_core.kernel.pages import MAX_PER_PAGE
 
 from ..wire import Wire
 from .output import emit

@@ -16,7 +16,7 @@ from compliance_core.areas.webhooks import DELIVERIES, DeliveryState, WebhookDel
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.idempotency import IdempotencyRecord
-from compliance_core.kernel.pagination import Anchors, PageRequest
+from compliance_core.kernel.pages import PageRequest
 from compliance_core.kernel.permissions import Role
 from compliance_core.kernel.ratelimit import Bucket
 
@@ -94,11 +94,11 @@ class MemoryRecords(_Repo):
         filters: Any,
         page: PageRequest,
         total: int | None = None,
-        anchors: Anchors | None = None,
+        revision: int | None = None,
     ) -> tuple[list[Any], int]:
         """The page and the total; a ``total`` the caller knows is not needed here (the matches
         are gathered to sort them anyway) and the one counted is returned, which equals it;
-        ``anchors`` are accepted and ignored (nothing here walks an OFFSET)."""
+        nothing is kept, so the ``revision`` is not needed either."""
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
         return _page(mine, filters.matches, page, self.newest_first)
 

@@ -13,7 +13,7 @@ import cattrs
 from compliance_core.areas.api_keys import ApiKey, DailyUsage
 from compliance_core.kernel.clock import utc
 from compliance_core.kernel.errors import Conflict
-from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.pages import PageRequest
 from compliance_core.kernel.permissions import Role
 
 from .codec import Mapper, decode_date, encode_date, encode_timestamp

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from compliance_core import PageRequest
 from compliance_core.areas import AREAS
-from compliance_core.kernel.pagination import TotalCache
+from compliance_core.kernel.page_cache import TotalCache
 from compliance_core.kernel.records import Filter, Records
 from compliance_core.kernel.registry import Area
 from compliance_core.kernel.uow import Store
@@ -111,8 +111,8 @@ def check_blocks(store: Store) -> None:
     partition), found through them from any offset, equals the page of the records in (created_at,
     id) order, after any inserts (out of order too, so blocks grow past their size), updates of
     any column and key, and deletes; and so does every page listed through a ``TotalCache``, which
-    keeps the running block sums (``Anchors.marks``) per revision, before and after one more
-    insert; closes ``store``."""
+    hands the store its revision, so the store keeps the running block sums at it (``Placements``),
+    before and after one more insert; closes ``store``."""
     organizations = itertools.count()
     step = st.one_of(
         st.tuples(

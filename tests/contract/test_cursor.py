@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from compliance_core import PageRequest
 from compliance_core.kernel.errors import ValidationError
-from compliance_core.kernel.pagination import Page, Position, TotalCache
+from compliance_core.kernel.page_cache import TotalCache
+from compliance_core.kernel.pages import Page, Position
 from compliance_core.kernel.uow import Store
 
 from . import samples

@@ -15,7 +15,7 @@ from sqlite_utils import Database
 
 from compliance_core import PageRequest
 from compliance_core.areas.vendors import VENDORS, Vendor, VendorFilter
-from compliance_core.kernel.pagination import TotalCache
+from compliance_core.kernel.page_cache import TotalCache
 from compliance_core.kernel.records import Records
 from compliance_store.listing import PagedQuery
 from compliance_store.sqlite import SqliteStore

@@ -15,8 +15,8 @@ import pytest
 from compliance_core import PageRequest
 from compliance_core.areas import AREAS
 from compliance_core.areas.vendors import VENDORS, Criticality, VendorFilter
-from compliance_core.kernel.pagination import Anchors
 from compliance_core.kernel.uow import Store
+from compliance_store.listing import PagedQuery
 from compliance_store.memory import MemoryStore
 
 from . import samples
@@ -57,7 +57,8 @@ def _vendors(count: int) -> list[Any]:
     ]
 
 
-def test_pages_run_newest_first_and_deep_pages_seek_alike(newest_store: Store) -> None:
+def test_pages_run_newest_first_and_deep_pages_seek_alike(newest_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PagedQuery, "ANCHOR_EVERY", 100)  # both partitions seek from anchors
     vendors = _vendors(1_203)
     with newest_store.session(write=True) as session:
         for vendor in vendors:
@@ -66,6 +67,7 @@ def test_pages_run_newest_first_and_deep_pages_seek_alike(newest_store: Store) -
     for filters, wanted in (
         (VendorFilter(), expected),
         (VendorFilter(criticality="critical"), [v for v in expected if v.criticality == "critical"]),
+        (VendorFilter(archived=None), expected),
     ):
         for request in (
             PageRequest(page=1, per_page=7),
@@ -74,9 +76,10 @@ def test_pages_run_newest_first_and_deep_pages_seek_alike(newest_store: Store) -
         ):
             with newest_store.session(write=False) as session:
                 plain, total = session[NEWEST].list("org_a", filters, request)
-                anchors = Anchors(every=100)
-                seeking, _ = session[NEWEST].list("org_a", filters, request, total, anchors)
+                revision = session[NEWEST].revision("org_a")
+                seeking, _ = session[NEWEST].list("org_a", filters, request, total, revision)
+                again, _ = session[NEWEST].list("org_a", filters, request, total, revision)  # from what was kept
             page = wanted[request.offset : request.offset + request.per_page]
             assert total == len(wanted)
             assert [v.id for v in plain] == [v.id for v in page]
-            assert [v.id for v in seeking] == [v.id for v in page]
+            assert [v.id for v in seeking] == [v.id for v in again] == [v.id for v in page]

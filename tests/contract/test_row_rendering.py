@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from compliance_core import FrozenClock, PageRequest
-from compliance_core.kernel.pagination import Page, RowItems
+from compliance_core.kernel.pages import Page, RowItems
 from compliance_core.kernel.permissions import Actor, Role
 from compliance_core.kernel.rendering import Renderer
 from compliance_core.kernel.uow import Store

@@ -29,7 +29,7 @@ from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFindi
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.policies import ApprovePolicy, NewPolicy, PolicyPatch, PublishPolicy, SubmitForApproval
 from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
-from compliance_core.kernel.pagination import RowItems
+from compliance_core.kernel.pages import RowItems
 from e2e_support import Context, Harness
 
 # --- vendors --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import datetime as dt
 from typing import Any
 from urllib.parse import urlencode
 
-from compliance_core.kernel.pagination import Position
+from compliance_core.kernel.pages import Position
 from compliance_http.wire import decode_cursor, encode_cursor
 from http_support import Api, error
 

@@ -11,6 +11,7 @@ import random
 import typing
 from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 from urllib.parse import urlencode
 
 import attrs
@@ -18,10 +19,11 @@ import falcon
 import pytest
 
 from compliance_core import FrozenClock, Platform, SequentialIds
-from compliance_core.kernel.pagination import PageCache, TotalCache
+from compliance_core.kernel.page_cache import PageCache, TotalCache
 from compliance_core.kernel.rendering import wire_name
 from compliance_http.app import create_app
 from compliance_http.routes import Endpoint, default_endpoints
+from compliance_store.listing import PagedQuery
 from http_support import Api
 
 LISTS = [e for e in default_endpoints() if e.operation.paged and e.method == "GET" and not e.path_params]
@@ -30,26 +32,32 @@ COUNTRIES = ("DE", "FR", "US", "IE", None)
 DPA = ("signed", "pending", "not_required", None)
 
 
+class PlainApi(Api):
+    """Asks with the SQL stores' seeks switched off: every page of the shared store walks its
+    OFFSET from the list's first row (nothing a request of the fast app kept is used)."""
+
+    def request(self, *args: Any, **options: Any) -> falcon.testing.Result:
+        never = 10**12
+        with mock.patch.multiple(PagedQuery, SEEK_FROM=never, SEEK_KEPT_FROM=never, ANCHOR_EVERY=never):
+            return super().request(*args, **options)
+
+
 @pytest.fixture
-def pair(platform: Platform, clock: FrozenClock) -> Iterator[tuple[Api, Api]]:
-    """The fast app (the platform as configured by default, with anchors every 7 rows so small
-    lists seek too) and the plain one, as one organization's owner."""
+def pair(platform: Platform, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Api, Api]]:
+    """The fast app (the platform as configured by default, with the stores' anchors every 7
+    rows so small lists seek too) and the plain one, as one organization's owner."""
+    monkeypatch.setattr(PagedQuery, "ANCHOR_EVERY", 7)
     boot = platform.bootstrap("Same", "enterprise", rpm=1_000_000, burst=1_000_000)
-    fast = Platform(
-        platform.store,
-        clock=clock,
-        ids=SequentialIds(start=500_000),
-        page_cache=PageCache(totals=TotalCache(anchor_every=7)),
-    )
+    fast = Platform(platform.store, clock=clock, ids=SequentialIds(start=500_000))
     plain = Platform(
         platform.store,
         clock=clock,
         ids=SequentialIds(start=900_000),
-        page_cache=PageCache(budget=0, totals=TotalCache(entries=0, anchor_keys=0, anchor_every=0)),
+        page_cache=PageCache(budget=0, totals=TotalCache(entries=0)),
         render_rows=False,
     )
     secret = boot.owner_key.secret or ""
-    yield Api(create_app(fast), secret), Api(create_app(plain), secret)
+    yield Api(create_app(fast), secret), PlainApi(create_app(plain), secret)
 
 
 def _seed(api: Api, rng: random.Random) -> None:

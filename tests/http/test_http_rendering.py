@@ -22,7 +22,7 @@ from compliance_core.areas.vendors import (
     Vendor,
     VendorCategory,
 )
-from compliance_core.kernel.pagination import Page, PageRequest
+from compliance_core.kernel.pages import Page, PageRequest
 from compliance_core.kernel.rendering import Renderer
 from compliance_core.kernel.validation import wire_name
 from compliance_http.wire import Wire

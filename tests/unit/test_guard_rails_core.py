@@ -24,7 +24,7 @@ from compliance_core.areas.vendors import (
 )
 from compliance_core.kernel.chores import IDEMPOTENCY_PURGE
 from compliance_core.kernel.errors import MAX_ECHO_CHARS, bounded
-from compliance_core.kernel.pagination import MAX_PAGE, MAX_PER_PAGE
+from compliance_core.kernel.pages import MAX_PAGE, MAX_PER_PAGE
 from compliance_core.kernel.permissions import Role as RoleEnum
 from compliance_core.kernel.validation import (
     COUNTRIES,

@@ -6,7 +6,7 @@ from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
 from compliance_core.areas.findings import FindingPatch, NewFinding
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.vendors import NewVendor, VendorFilter, VendorPatch
-from compliance_core.kernel.pagination import PageCache
+from compliance_core.kernel.page_cache import PageCache
 from compliance_store.memory import MemoryStore
 
 
@@ -63,7 +63,7 @@ class FakeRecords:
     def revision(self, organization_id: str) -> int:
         return 0
 
-    def list(self, organization_id, filters, page, total=None, anchors=None):
+    def list(self, organization_id, filters, page, total=None, revision=None):
         self.calls += 1
         if page.page in self.full:
             return [f"{n:04d}" + "x" * 1020 for n in range(page.per_page)], 1000

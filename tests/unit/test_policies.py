@@ -29,7 +29,7 @@ from compliance_core.areas.policies import (
 )
 from compliance_core.kernel.audit import AuditFilter
 from compliance_core.kernel.events import OUTBOX
-from compliance_core.kernel.pagination import PageRequest
+from compliance_core.kernel.pages import PageRequest
 from compliance_store.memory import MemoryStore
 
 AUP = NewPolicy(

@@ -10,7 +10,7 @@ import pytest
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.vendors import NewVendor, VendorFilter
-from compliance_core.kernel.pagination import Anchors, PageCache, TotalCache
+from compliance_core.kernel.page_cache import PageCache, TotalCache
 from compliance_store.memory import MemoryStore
 
 
@@ -23,6 +23,7 @@ class CountingRecords:
         self.revisions: dict[str, int] = {}
         self.counted = 0
         self.handed: list[int | None] = []
+        self.revisions_handed: list[int | None] = []
 
     def revision(self, organization_id: str) -> int:
         return self.revisions.get(organization_id, 0)
@@ -30,8 +31,9 @@ class CountingRecords:
     def write(self, organization_id: str) -> None:
         self.revisions[organization_id] = self.revision(organization_id) + 1
 
-    def list(self, organization_id, filters, page, total=None, anchors=None):
+    def list(self, organization_id, filters, page, total=None, revision=None):
         self.handed.append(total)
+        self.revisions_handed.append(revision)
         if total is None:
             self.counted += 1
             total = self.totals[(organization_id, filters)]
@@ -196,93 +198,12 @@ def test_a_write_in_another_area_keeps_the_total() -> None:
     assert totals.hits == hits + 1
 
 
-# -- Anchors: the arithmetic of seeking -----------------------------------------------------------
-
-
-def _keys(count: int, every: int = 500) -> list[tuple[str, str]]:
-    """The anchors of a set of ``count`` rows: the keys of rows 0, every, 2 * every, ..."""
-    return [(f"t{n:07d}", f"id{n:07d}") for n in range(0, count, every)]
-
-
-@pytest.mark.parametrize(
-    ("offset", "anchor", "rest"),
-    [
-        (0, None, 0),
-        (499, None, 499),  # before the second anchor: a plain OFFSET of fewer than 500
-        (500, 500, 0),  # exactly at a multiple
-        (999, 500, 499),  # just before the next
-        (1000, 1000, 0),
-        (1001, 1000, 1),  # just after
-        (2450, 2000, 450),  # the last, partial page of 2,500 rows (2,000 is the last anchor)
-    ],
-)
-def test_a_page_seeks_from_the_nearest_anchor_at_or_before_it(offset: int, anchor: int | None, rest: int) -> None:
-    anchors = Anchors(500, _keys(2500))
-    assert len(anchors.keys) == 5
-    found, left = anchors.seek(offset)
-    assert (found, left) == ((None if anchor is None else (f"t{anchor:07d}", f"id{anchor:07d}")), rest)
-    assert 0 <= left < 500
-    assert anchors.wanted(offset) == (0 if anchor is None else anchor // 500 + 1)
-
-
-def test_without_collected_anchors_a_page_is_a_plain_offset_and_an_empty_set_has_none() -> None:
-    assert Anchors(500).seek(1234) == (None, 1234)
-    assert Anchors(500, _keys(1)).seek(700) == (None, 700)
-    assert Anchors(500, _keys(1200)).seek(5000) == (("t0001000", "id0001000"), 4000)  # never past the keys
-    assert Anchors(500).wanted(0) == 0 and Anchors(500).wanted(500) == 2
-    with pytest.raises(ValueError):
-        Anchors(0)
-
-
-def test_the_cache_keeps_anchors_per_revision_and_bounded_by_keys() -> None:
-    cache = TotalCache(anchor_keys=3, anchor_every=10)
-    fresh = cache.anchors("a", 1)
-    assert fresh is not None and fresh.keys == () and fresh.every == 10
-    cache.put_anchors("a", 1, (("t0", "i0"), ("t1", "i1")))
-    kept = cache.anchors("a", 1)
-    assert kept is not None and kept.keys == (("t0", "i0"), ("t1", "i1")) and cache.anchor_hits == 1
-    cache.put_anchors("a", 1, (("t0", "i0"),))  # a shorter tuple of the same revision is not kept
-    assert cache.anchors("a", 1).keys == kept.keys  # type: ignore[union-attr]
-    assert cache.anchors("a", 2).keys == ()  # type: ignore[union-attr]  # another revision
-    cache.put_anchors("b", 1, (("t0", "i0"),))
-    cache.put_anchors("c", 1, (("t0", "i0"),))
-    assert cache.anchors("a", 1).keys == ()  # type: ignore[union-attr]  # least recently used out
-    assert cache.anchor_keys_kept == 2
-    assert TotalCache(anchor_every=0).anchors("a", 1) is None
-
-
-class _Marks:
-    def __init__(self, nbytes: int) -> None:
-        self.nbytes = nbytes
-
-
-def test_the_cache_keeps_a_stores_marks_per_revision_and_bounded_by_bytes() -> None:
-    cache = TotalCache(mark_bytes=100)
-    assert cache.anchors("a", 1).marks is None  # type: ignore[union-attr]
-    first = _Marks(60)
-    cache.put_marks("a", 1, first)
-    assert cache.anchors("a", 1).marks is first  # type: ignore[union-attr]
-    assert cache.anchors("a", 2).marks is None  # type: ignore[union-attr]  # another revision
-    cache.put_marks("b", 1, _Marks(30))
-    cache.anchors("a", 1)  # "a" used last
-    cache.put_marks("c", 1, _Marks(30))  # 120 bytes: the least recently used ("b") goes
-    assert cache.anchors("b", 1).marks is None  # type: ignore[union-attr]
-    assert cache.anchors("a", 1).marks is first and cache.mark_bytes_kept == 90  # type: ignore[union-attr]
-
-
-def test_marks_a_store_read_while_listing_are_kept_for_the_next_list() -> None:
-    class Marking(CountingRecords):
-        def list(self, organization_id, filters, page, total=None, anchors=None):  # type: ignore[no-untyped-def]
-            self.seen = anchors.marks
-            if anchors.marks is None:
-                anchors.marks = _Marks(10)
-            return super().list(organization_id, filters, page, total, anchors)
-
-    records, cache = Marking({("org_a", None): 5}), TotalCache()
-    cache.list("vendors", records, "org_a", None, PageRequest())  # type: ignore[arg-type]
-    read = records.seen
-    cache.list("vendors", records, "org_a", None, PageRequest())  # type: ignore[arg-type]
-    assert read is None and isinstance(records.seen, _Marks)
-    records.write("org_a")
-    cache.list("vendors", records, "org_a", None, PageRequest())  # type: ignore[arg-type]
-    assert records.seen is None  # read again after a write
+def test_the_store_is_handed_the_revision_the_total_was_kept_at() -> None:
+    """So a store may keep what it read to place deep pages at that revision (its own business)."""
+    repo = CountingRecords({("org_a", None): 5})
+    totals = TotalCache()
+    totals.list("vendors", repo, "org_a", None, PageRequest())
+    totals.list("vendors", repo, "org_a", None, PageRequest(page=2))
+    repo.write("org_a")
+    totals.list("vendors", repo, "org_a", None, PageRequest())
+    assert repo.revisions_handed == [0, 0, 1] and repo.handed == [None, 5, None]
