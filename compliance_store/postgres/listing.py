@@ -1,6 +1,6 @@
 """PostgreSQL's page queries: the shared ``compliance_store.listing.PagedQuery`` with PostgreSQL's
-name for the counter's partition column (``list_counts.partition_value``). Read sessions run at
-REPEATABLE READ, so a page and its total come from one snapshot."""
+name for the block counts' partition column (``partition_value``). Read sessions run at
+REPEATABLE READ, so a page, its total and the revision they are kept at come from one snapshot."""
 
 from __future__ import annotations
 

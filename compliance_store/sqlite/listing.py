@@ -1,5 +1,5 @@
 """SQLite's page queries: the shared ``compliance_store.listing.PagedQuery`` with SQLite's name for
-the counter's partition column (``list_counts.archived``, as migration 0002 made it)."""
+the block counts' partition column (``list_facet_blocks.archived``, as migration 0012 made it)."""
 
 from __future__ import annotations
 
