@@ -14,14 +14,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .areas import AREAS
 from .kernel.permissions import Actor
-from .kernel.registry import Area, Operation
+from .kernel.registry import Area, Operation, Route
 
 if TYPE_CHECKING:
     from .platform import Platform
 
 __all__ = ["Transport", "LocalTransport", "Client", "HEALTH"]
 
-HEALTH = Operation(name="health", action=None, result=dict)
+HEALTH = Operation(
+    name="health",
+    action=None,
+    result=dict,
+    route=Route("GET", "/v1/health", "Service and store health (200 when ok, 503 when degraded)"),
+)
 """The platform's public health report (not an area's)."""
 
 

@@ -1,4 +1,4 @@
-"""The Falcon app for /v1, built from the route table around one ``Platform``."""
+"""The Falcon app for /v1, built from the operations of one ``Platform``'s areas."""
 
 from __future__ import annotations
 
@@ -17,26 +17,24 @@ from .openapi import openapi_document
 from .resources import OperationResource
 from .resources.health import Health
 from .resources.openapi import OpenApiDocument
-from .routes import OPENAPI, ROUTES, Endpoint, Route, endpoints, route_index
+from .routes import OPENAPI, Endpoint, endpoints, route_index
 from .wire import Wire
 
 __all__ = ["create_app"]
 
 
-def create_app(
-    platform: Platform, *, routes: tuple[Route, ...] = ROUTES, access_log: AccessLog | None = None
-) -> falcon.App:
-    """A WSGI app serving ``platform`` over /v1.
+def create_app(platform: Platform, *, access_log: AccessLog | None = None) -> falcon.App:
+    """A WSGI app serving ``platform`` over /v1: every operation of its areas, on the route
+    each declares.
 
     :param platform: the composition root whose services the resources call
-    :param routes: the route rows (default: every area's)
     :param access_log: where one JSON line per request goes (None: nowhere)
 
     >>> from compliance_core import Platform
     >>> app = create_app(Platform.open("memory://"))
     """
     wire = Wire(platform.renderer)
-    bound = endpoints(platform.operations, routes)
+    bound = endpoints(platform.areas)
     middleware: list[Any] = [RequestContext(access_log), Authenticate(platform.access, route_index(bound), wire)]
     app = falcon.App(middleware=middleware)
     errors.install(app, wire)

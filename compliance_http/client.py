@@ -1,4 +1,4 @@
-"""``HTTPTransport``: ``compliance_core.Client`` over HTTP, driven by the route table.
+"""``HTTPTransport``: ``compliance_core.Client`` over HTTP, driven by the operations' routes.
 
 It returns the same models and raises the same error classes (same message, same details) as
 ``LocalTransport``, so one scenario runs in-process, over a WSGI app without a socket
@@ -33,7 +33,7 @@ from compliance_core.kernel.errors import ServiceUnavailable as Busy
 from compliance_core.kernel.registry import Accepted, Area, Download, Operation
 from compliance_core.platform import version
 
-from .routes import OPENAPI, ROUTES, Endpoint, Route, endpoints
+from .routes import OPENAPI, Endpoint, endpoints
 from .wire import JSON, Wire
 
 __all__ = ["HTTPTransport", "ServiceUnavailable"]
@@ -59,12 +59,8 @@ class HTTPTransport:
     :param transport: an httpx transport, e.g. ``httpx.WSGITransport(app=create_app(platform))``
     :param timeout: seconds per request
     :param areas: the areas whose operations it calls (default: every registered area); give the
-        same ``areas`` to ``Client``
-    :param routes: the route rows the server was built with (default: every area's); with
-        ``areas``, how a client speaks an app made by ``create_app(platform, routes=...)`` for a
-        platform with more areas than the registered ones::
-
-            HTTPTransport(url, key, areas=[*AREAS, EXTRA], routes=(*ROUTES, *EXTRA_ROUTES))
+        same ``areas`` to ``Client``, and a server's platform the same (``Platform(store,
+        areas=[*AREAS, EXTRA])``) to speak to it about more areas than the registered ones
     """
 
     def __init__(
@@ -76,14 +72,13 @@ class HTTPTransport:
         transport: httpx.BaseTransport | None = None,
         timeout: float = 30.0,
         areas: Sequence[Area[Any]] = AREAS,
-        routes: tuple[Route, ...] = ROUTES,
     ) -> None:
         headers = {"X-API-Key": api_key, "Accept": JSON, "User-Agent": f"compliance-client/{version()}"}
         if organization_id is not None:
             headers["X-Organization-Id"] = organization_id
         self._http = httpx.Client(base_url=base_url, headers=headers, transport=transport, timeout=timeout)
         self._wire = Wire()
-        bound = endpoints({op.name: op for area in areas for op in area.operations}, routes)
+        bound = endpoints(areas)
         self._endpoints = {e.operation.name: e for e in bound if e.operation is not OPENAPI}
 
     def call(self, operation: Operation, arguments: dict[str, Any]) -> Any:

@@ -1,7 +1,7 @@
-"""The OpenAPI 3.0.3 document, generated from the route table and core's attrs models.
+"""The OpenAPI 3.0.3 document, generated from the operations core declares and its attrs models.
 
 Nothing here is written by hand twice: paths, methods, statuses, parameters and bodies come from
-``routes.ROUTES``; schemas come from walking the models' attrs fields, and every constraint a
+the operations' declarations (``routes.endpoints``); schemas come from walking the models' attrs fields, and every constraint a
 request field has comes from the converter that enforces it (``validation.schema_of``), so the
 document is exactly as strict as the server: what it allows is accepted, what it forbids is a
 400. docs/openapi.json is this document, committed; regenerate it with

@@ -17,10 +17,10 @@ import attrs
 
 from ..kernel.errors import Conflict, Forbidden, ValidationError, require
 from ..kernel.events import Event
-from ..kernel.idempotency import run_idempotent
+from ..kernel.operations import Once, operation
 from ..kernel.pagination import Page, PageRequest, check_position
-from ..kernel.permissions import MANAGERS, Action, Actor, Role, authorize, ensure_can_grant
-from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.permissions import MANAGERS, Action, Actor, Role, ensure_can_grant
+from ..kernel.registry import Area, Repo, Route, Session
 from ..kernel.rendering import WireView
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import choice, optional_id, text, timestamp
@@ -244,14 +244,33 @@ class ApiKeyRevoked(Event):
     type = "api_key.archived"
 
 
+_ALL = "/v1/api-keys"
+_ONE = "/v1/api-keys/{key_id}"
+
+
 @attrs.define
 class ApiKeyService:
     uow: UnitOfWork
     flush_usage: Callable[[], None] = lambda: None
     """Writes usage this process counted but has not stored yet (see ``access``)."""
 
-    def create(self, actor: Actor, data: NewApiKey, *, idempotency_key: str | None = None) -> IssuedKey:
-        authorize(actor, API_KEY_CREATE)
+    @operation(API_KEY_READ, Route("GET", _ALL, "List the organization's API keys"), paged=True, result=ApiKey)
+    def list(self, actor: Actor, page: PageRequest | None = None) -> Page[ApiKey]:
+        page = page or PageRequest()
+        with self.uow.read() as session:
+            check_position(session[API_KEYS], actor.organization_id, page.after)
+            items, total = session[API_KEYS].list(actor.organization_id, page)
+        return Page.of(items, total, page)
+
+    @operation(
+        API_KEY_CREATE,
+        Route("POST", _ALL, "Issue an API key; its value is in `key`, shown this once", 201),
+        body=NewApiKey,
+        idempotent=True,
+        result=IssuedKey,
+        example={"name": "CI pipeline", "role": "auditor"},
+    )
+    def create(self, actor: Actor, data: NewApiKey, once: Once) -> IssuedKey:
         ensure_can_grant(actor, data.role)
         now = self.uow.clock.now()
         if data.expires_at is not None and data.expires_at <= now:
@@ -275,7 +294,7 @@ class ApiKeyService:
             return issued[0].key
 
         with self.uow.write(actor) as tx:
-            key = run_idempotent(tx, actor, idempotency_key, "api_keys.create", data, now, create)
+            key = once(tx, data, now, create)
         return issued[0] if issued else IssuedKey(key=key, secret=None)
 
     def issue(
@@ -305,19 +324,12 @@ class ApiKeyService:
         )
         return IssuedKey(key=key, secret=secret)
 
-    def list(self, actor: Actor, page: PageRequest | None = None) -> Page[ApiKey]:
-        authorize(actor, API_KEY_READ)
-        page = page or PageRequest()
-        with self.uow.read() as session:
-            check_position(session[API_KEYS], actor.organization_id, page.after)
-            items, total = session[API_KEYS].list(actor.organization_id, page)
-        return Page.of(items, total, page)
-
+    @operation(API_KEY_READ, Route("GET", _ONE, "Read one API key"), result=ApiKey)
     def get(self, actor: Actor, key_id: str) -> ApiKey:
-        authorize(actor, API_KEY_READ)
         with self.uow.read() as session:
             return require(session[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
 
+    @operation(API_KEY_REVOKE, Route("POST", _ONE + "/revoke", "Revoke an API key"), result=ApiKey)
     def revoke(self, actor: Actor, key_id: str) -> ApiKey:
         """Revoke a key (revoking a revoked key returns it unchanged).
 
@@ -325,7 +337,6 @@ class ApiKeyService:
         and the revocation happen in one write transaction, and stores serialise writers, so two
         owners revoking each other's keys at once cannot both succeed.
         """
-        authorize(actor, API_KEY_REVOKE)
         with self.uow.write(actor) as tx:
             key = require(tx[API_KEYS].get(actor.organization_id, key_id), "api key", key_id)
             ensure_can_grant(actor, key.role)
@@ -349,8 +360,8 @@ class ApiKeyService:
             key = revoked
         return key
 
+    @operation(API_KEY_READ, Route("GET", _ONE + "/usage", "Requests per day over the last 30 days"), result=KeyUsage)
     def usage(self, actor: Actor, key_id: str) -> KeyUsage:
-        authorize(actor, API_KEY_READ)
         since = self.uow.clock.now().date() - dt.timedelta(days=USAGE_DAYS - 1)
         self.flush_usage()
         with self.uow.read() as session:
@@ -366,21 +377,9 @@ class ApiKeyService:
 
 AREA = Area(
     name="api_keys",
+    tag="API Keys",
     service=lambda context: ApiKeyService(context.uow, flush_usage=context.flush_admission),
+    api=ApiKeyService,
     actions=(API_KEY_CREATE, API_KEY_READ, API_KEY_REVOKE),
     events=(ApiKeyCreated, ApiKeyRevoked),
-    operations=(
-        Operation(name="api_keys.list", action=API_KEY_READ, paged=True, result=ApiKey),
-        Operation(
-            name="api_keys.create",
-            action=API_KEY_CREATE,
-            body=NewApiKey,
-            idempotent=True,
-            result=IssuedKey,
-            example={"name": "CI pipeline", "role": "auditor"},
-        ),
-        Operation(name="api_keys.get", action=API_KEY_READ, ids=("key_id",), result=ApiKey),
-        Operation(name="api_keys.revoke", action=API_KEY_REVOKE, ids=("key_id",), result=ApiKey),
-        Operation(name="api_keys.usage", action=API_KEY_READ, ids=("key_id",), result=KeyUsage),
-    ),
 )

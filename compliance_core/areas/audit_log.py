@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import attrs
 
-from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
-from ..kernel.pagination import Page, PageCache, PageRequest
-from ..kernel.permissions import READERS, Action, Actor, authorize
-from ..kernel.records import fetch, list_page
-from ..kernel.registry import Area, Operation
+from ..kernel.audit import AUDIT_LOG
+from ..kernel.operations import Standard
+from ..kernel.pagination import PageCache
+from ..kernel.permissions import READERS, Action
+from ..kernel.registry import Area, Route
 from ..kernel.uow import UnitOfWork
 
 __all__ = ["AUDIT_READ", "AuditLogService", "AREA"]
@@ -23,33 +23,23 @@ AUDIT_READ = Action("audit_log:read", READERS)
 """Auditors read everything an organization did; staff below Admin see only the records."""
 
 
+_TABLE = Standard(AUDIT_LOG, id="entry_id")
+
+
 @attrs.define
 class AuditLogService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(
-        self, actor: Actor, filters: AuditFilter | None = None, page: PageRequest | None = None
-    ) -> Page[AuditEntry]:
-        authorize(actor, AUDIT_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session, AUDIT_LOG, self.pages, actor.organization_id, filters or AuditFilter(), page or PageRequest()
-            )
-
-    def get(self, actor: Actor, entry_id: str) -> AuditEntry:
-        authorize(actor, AUDIT_READ)
-        with self.uow.read() as session:
-            return fetch(session, AUDIT_LOG, actor.organization_id, entry_id)
+    list = _TABLE.list(AUDIT_READ, Route("GET", "/v1/audit-log", "List audit entries (who changed what, when)"))
+    get = _TABLE.get(AUDIT_READ, Route("GET", "/v1/audit-log/{entry_id}", "Read one audit entry"))
 
 
 AREA = Area(
     name="audit_log",
+    tag="Audit",
     service=lambda context: AuditLogService(context.uow, context.pages),
+    api=AuditLogService,
     actions=(AUDIT_READ,),
     records=(AUDIT_LOG,),
-    operations=(
-        Operation(name="audit_log.list", action=AUDIT_READ, filters=AuditFilter, paged=True, result=AuditEntry),
-        Operation(name="audit_log.get", action=AUDIT_READ, ids=("entry_id",), result=AuditEntry),
-    ),
 )

@@ -8,11 +8,11 @@ import datetime as dt
 import attrs
 
 from ..kernel.events import Event
-from ..kernel.idempotency import run_idempotent
-from ..kernel.pagination import Page, PageCache, PageRequest
-from ..kernel.permissions import MANAGERS, READERS, Action, Actor, authorize
-from ..kernel.records import Filter, Records, changed, fetch, list_page
-from ..kernel.registry import Area, Operation
+from ..kernel.operations import Standard
+from ..kernel.pagination import PageCache
+from ..kernel.permissions import MANAGERS, READERS, Action
+from ..kernel.records import Filter, Records
+from ..kernel.registry import Area, Route
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import Patch, Unset, blank_text, integer, optional_text, patch_field, text
 
@@ -101,108 +101,49 @@ class FindingTemplateDeleted(Event):
     type = "finding_template.deleted"
 
 
+_TABLE = Standard(FINDING_TEMPLATES, id="template_id")
+_ALL = "/v1/finding-template"  # the reference platform's path, singular
+_ONE = "/v1/finding-template/{template_id}"
+
+
 @attrs.define
 class FindingTemplateService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(
-        self, actor: Actor, filters: FindingTemplateFilter | None = None, page: PageRequest | None = None
-    ) -> Page[FindingTemplate]:
-        authorize(actor, FINDING_TEMPLATE_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session,
-                FINDING_TEMPLATES,
-                self.pages,
-                actor.organization_id,
-                filters or FindingTemplateFilter(),
-                page or PageRequest(),
-            )
+    list = _TABLE.list(FINDING_TEMPLATE_READ, Route("GET", _ALL, "List finding templates"))
+    create = _TABLE.create(
+        FINDING_TEMPLATE_WRITE,
+        Route("POST", _ALL, "Add a finding template", 201),
+        body=NewFindingTemplate,
+        event=FindingTemplateCreated,
+        example={
+            "category": "evidence_issue",
+            "title": "Evidence is out of date",
+            "content": "The evidence predates the audit period.",
+        },
+    )
+    get = _TABLE.get(FINDING_TEMPLATE_READ, Route("GET", _ONE, "Read one finding template"))
+    update = _TABLE.update(
+        FINDING_TEMPLATE_WRITE,
+        Route("PATCH", _ONE, "Change some of a finding template's fields"),
+        body=FindingTemplatePatch,
+        event=FindingTemplateUpdated,
+        example={"order": 2},
+    )
+    delete = _TABLE.delete(
+        FINDING_TEMPLATE_WRITE,
+        Route("DELETE", _ONE, "Delete a finding template (findings made from it keep their text)"),
+        event=FindingTemplateDeleted,
+    )
 
-    def get(self, actor: Actor, template_id: str) -> FindingTemplate:
-        authorize(actor, FINDING_TEMPLATE_READ)
-        with self.uow.read() as session:
-            return fetch(session, FINDING_TEMPLATES, actor.organization_id, template_id)
-
-    def create(self, actor: Actor, data: NewFindingTemplate, *, idempotency_key: str | None = None) -> FindingTemplate:
-        authorize(actor, FINDING_TEMPLATE_WRITE)
-        now = self.uow.clock.now()
-
-        def create() -> FindingTemplate:
-            template = FindingTemplate(
-                id=self.uow.ids.new(FINDING_TEMPLATES.prefix),
-                organization_id=actor.organization_id,
-                created_at=now,
-                updated_at=now,
-                **attrs.asdict(data, recurse=False),
-            )
-            tx[FINDING_TEMPLATES].add(template)
-            tx.record(FindingTemplateCreated(organization_id=actor.organization_id, subject=template))
-            return template
-
-        with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "finding_templates.create", data, now, create)
-
-    def update(self, actor: Actor, template_id: str, patch: FindingTemplatePatch) -> FindingTemplate:
-        authorize(actor, FINDING_TEMPLATE_WRITE)
-        changes = patch.changes()
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, FINDING_TEMPLATES, actor.organization_id, template_id)
-            previous = changed(current, changes)
-            if not previous:
-                return current
-            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
-            tx[FINDING_TEMPLATES].update(updated)
-            tx.record(FindingTemplateUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
-        return updated
-
-    def delete(self, actor: Actor, template_id: str) -> None:
-        """Findings made from the template keep its content and their ``templateId``."""
-        authorize(actor, FINDING_TEMPLATE_WRITE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, FINDING_TEMPLATES, actor.organization_id, template_id)
-            tx[FINDING_TEMPLATES].delete(actor.organization_id, template_id)
-            tx.record(FindingTemplateDeleted(organization_id=actor.organization_id, subject=current))
-
-
-_TEMPLATE = ("template_id",)
 
 AREA = Area(
     name="finding_templates",
+    tag="Finding Templates",
     service=lambda context: FindingTemplateService(context.uow, context.pages),
+    api=FindingTemplateService,
     actions=(FINDING_TEMPLATE_READ, FINDING_TEMPLATE_WRITE),
     records=(FINDING_TEMPLATES,),
     events=(FindingTemplateCreated, FindingTemplateUpdated, FindingTemplateDeleted),
-    operations=(
-        Operation(
-            name="finding_templates.list",
-            action=FINDING_TEMPLATE_READ,
-            filters=FindingTemplateFilter,
-            paged=True,
-            result=FindingTemplate,
-        ),
-        Operation(
-            name="finding_templates.create",
-            action=FINDING_TEMPLATE_WRITE,
-            body=NewFindingTemplate,
-            idempotent=True,
-            result=FindingTemplate,
-            example={
-                "category": "evidence_issue",
-                "title": "Evidence is out of date",
-                "content": "The evidence predates the audit period.",
-            },
-        ),
-        Operation(name="finding_templates.get", action=FINDING_TEMPLATE_READ, ids=_TEMPLATE, result=FindingTemplate),
-        Operation(
-            name="finding_templates.update",
-            action=FINDING_TEMPLATE_WRITE,
-            ids=_TEMPLATE,
-            body=FindingTemplatePatch,
-            result=FindingTemplate,
-            example={"order": 2},
-        ),
-        Operation(name="finding_templates.delete", action=FINDING_TEMPLATE_WRITE, ids=_TEMPLATE, result=None),
-    ),
 )

@@ -19,11 +19,11 @@ import attrs
 from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
 from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
-from ..kernel.idempotency import run_idempotent
+from ..kernel.operations import Once, Standard, operation
 from ..kernel.pagination import Page, PageCache, PageRequest
-from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor, authorize
+from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor
 from ..kernel.records import Filter, Records, changed, fetch, list_page
-from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.registry import Area, Repo, Route, Session
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
     Patch,
@@ -217,27 +217,27 @@ class FindingSeverityChanged(Event):
     type = "finding.severity_changed"
 
 
+_TABLE = Standard(FINDINGS, id="finding_id")
+_ALL = "/v1/findings"
+_ONE = "/v1/findings/{finding_id}"
+
+
 @attrs.define
 class FindingService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(
-        self, actor: Actor, filters: FindingFilter | None = None, page: PageRequest | None = None
-    ) -> Page[Finding]:
-        authorize(actor, FINDING_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session, FINDINGS, self.pages, actor.organization_id, filters or FindingFilter(), page or PageRequest()
-            )
+    list = _TABLE.list(FINDING_READ, Route("GET", _ALL, "List findings"))
 
-    def get(self, actor: Actor, finding_id: str) -> Finding:
-        authorize(actor, FINDING_READ)
-        with self.uow.read() as session:
-            return fetch(session, FINDINGS, actor.organization_id, finding_id)
-
-    def create(self, actor: Actor, data: NewFinding, *, idempotency_key: str | None = None) -> Finding:
-        authorize(actor, FINDING_CREATE)
+    @operation(
+        FINDING_CREATE,
+        Route("POST", _ALL, "Raise a finding", 201),
+        body=NewFinding,
+        idempotent=True,
+        result=Finding,
+        example={"title": "TLS 1.0 enabled on the edge", "severity": "high"},
+    )
+    def create(self, actor: Actor, data: NewFinding, once: Once) -> Finding:
         now = self.uow.clock.now()
 
         def create() -> Finding:
@@ -257,10 +257,18 @@ class FindingService:
             return finding
 
         with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "findings.create", data, now, create)
+            return once(tx, data, now, create)
 
+    get = _TABLE.get(FINDING_READ, Route("GET", _ONE, "Read one finding"))
+
+    @operation(
+        FINDING_UPDATE,
+        Route("PATCH", _ONE, "Change a finding's status, severity, type, text or links"),
+        body=FindingPatch,
+        result=Finding,
+        example={"severity": "critical"},
+    )
     def update(self, actor: Actor, finding_id: str, patch: FindingPatch) -> Finding:
-        authorize(actor, FINDING_UPDATE)
         changes = patch.changes()
         with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
@@ -268,10 +276,15 @@ class FindingService:
                 return current
             return self._apply(tx, actor, current, changes)
 
+    @operation(
+        FINDING_HISTORY,
+        Route("GET", _ONE + "/history", "The finding's history: its audit trail, newest first"),
+        paged=True,
+        result=AuditEntry,
+    )
     def history(self, actor: Actor, finding_id: str, page: PageRequest | None = None) -> Page[AuditEntry]:
         """Every write to the finding (created, each change with its old and new values, closed),
         newest first, with who made it: the audit trail's entries of this finding."""
-        authorize(actor, FINDING_HISTORY)
         with self.uow.read() as session:
             fetch(session, FINDINGS, actor.organization_id, finding_id)
             return list_page(
@@ -283,10 +296,30 @@ class FindingService:
                 page or PageRequest(),
             )
 
+    @operation(
+        FINDING_CLOSE, Route("POST", _ONE + "/close", "Close a finding (auditor, admin or owner)"), result=Finding
+    )
+    def close(self, actor: Actor, finding_id: str) -> Finding:
+        with self.uow.write(actor) as tx:
+            current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
+            if current.status is FindingStatus.CLOSED:
+                return current
+            return self._apply(tx, actor, current, {"status": FindingStatus.CLOSED})
+
+    @operation(
+        FINDING_REVIEW,
+        Route(
+            "POST",
+            _ONE + "/request-revision",
+            "Send a finding back with a note on what must change (auditor, admin or owner)",
+        ),
+        body=RevisionRequest,
+        result=Finding,
+        example={"note": "The screenshot predates the audit period; attach a current one."},
+    )
     def request_revision(self, actor: Actor, finding_id: str, data: RevisionRequest) -> Finding:
         """Send the finding back with a note saying what must change (``needs_revision``).
         Asking again replaces the note; a closed finding is reopened with ``update`` first."""
-        authorize(actor, FINDING_REVIEW)
         with self.uow.write(actor) as tx:
             current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
             if current.status is FindingStatus.CLOSED:
@@ -295,14 +328,6 @@ class FindingService:
                     {"field": "status", "value": current.status.value, "reason": "reopen the finding first"},
                 )
             return self._apply(tx, actor, current, {"status": FindingStatus.NEEDS_REVISION, "revision_note": data.note})
-
-    def close(self, actor: Actor, finding_id: str) -> Finding:
-        authorize(actor, FINDING_CLOSE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, FINDINGS, actor.organization_id, finding_id)
-            if current.status is FindingStatus.CLOSED:
-                return current
-            return self._apply(tx, actor, current, {"status": FindingStatus.CLOSED})
 
     def _apply(self, tx: Tx, actor: Actor, current: Finding, changes: dict[str, Any]) -> Finding:
         now = self.uow.clock.now()
@@ -345,42 +370,12 @@ def _template(session: Session, organization_id: str, template_id: str) -> _Temp
     return template
 
 
-_FINDING = ("finding_id",)
-
 AREA = Area(
     name="findings",
+    tag="Findings",
     service=lambda context: FindingService(context.uow, context.pages),
+    api=FindingService,
     actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE, FINDING_REVIEW, FINDING_HISTORY),
     records=(FINDINGS,),
     events=(FindingCreated, FindingUpdated, FindingSeverityChanged),
-    operations=(
-        Operation(name="findings.list", action=FINDING_READ, filters=FindingFilter, paged=True, result=Finding),
-        Operation(
-            name="findings.create",
-            action=FINDING_CREATE,
-            body=NewFinding,
-            idempotent=True,
-            result=Finding,
-            example={"title": "TLS 1.0 enabled on the edge", "severity": "high"},
-        ),
-        Operation(name="findings.get", action=FINDING_READ, ids=_FINDING, result=Finding),
-        Operation(
-            name="findings.update",
-            action=FINDING_UPDATE,
-            ids=_FINDING,
-            body=FindingPatch,
-            result=Finding,
-            example={"severity": "critical"},
-        ),
-        Operation(name="findings.close", action=FINDING_CLOSE, ids=_FINDING, result=Finding),
-        Operation(name="findings.history", action=FINDING_HISTORY, ids=_FINDING, paged=True, result=AuditEntry),
-        Operation(
-            name="findings.request_revision",
-            action=FINDING_REVIEW,
-            ids=_FINDING,
-            body=RevisionRequest,
-            result=Finding,
-            example={"note": "The screenshot predates the audit period; attach a current one."},
-        ),
-    ),
 )

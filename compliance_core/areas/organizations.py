@@ -27,10 +27,11 @@ import attrs
 
 from ..kernel.errors import Conflict, NotFound, ValidationError, require
 from ..kernel.events import Event
+from ..kernel.operations import operation
 from ..kernel.permissions import MANAGERS, MEMBERS, OWNERS, Action, Actor, Role, authorize
 from ..kernel.ratelimit import RateLimitPolicy
 from ..kernel.records import changed
-from ..kernel.registry import Area, Operation, Repo
+from ..kernel.registry import Area, Repo, Route
 from ..kernel.rendering import WireView
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import Checked, Patch, Unset, boolean, choice, patch_field, register_schema, text, url
@@ -298,6 +299,9 @@ def check_limits(plan: Plan, rpm: int | None, burst: int | None) -> tuple[int | 
     return rpm, burst
 
 
+_ONE = "/v1/organization"
+
+
 @attrs.define
 class OrganizationService:
     uow: UnitOfWork
@@ -329,15 +333,21 @@ class OrganizationService:
             updated_at=now,
         )
 
+    @operation(ORGANIZATION_READ, Route("GET", _ONE, "The calling key's organization"), result=Organization)
     def get(self, actor: Actor) -> Organization:
-        authorize(actor, ORGANIZATION_READ)
         with self.uow.read() as session:
             return require(session[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
 
+    @operation(
+        ORGANIZATION_EDIT,
+        Route("PATCH", _ONE, "Change the organization's profile, branding or settings"),
+        body=OrganizationPatch,
+        result=Organization,
+        example={"website": "https://acme.example", "primaryColor": "#0a7c5a"},
+    )
     def update(self, actor: Actor, patch: OrganizationPatch) -> Organization:
         """Change the profile, branding or settings; a slug another organization holds is a
         ``Conflict``."""
-        authorize(actor, ORGANIZATION_EDIT)
         changes = patch.changes()
         with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
@@ -356,6 +366,15 @@ class OrganizationService:
             tx.record(OrganizationUpdated(organization_id=current.id, subject=updated, previous=previous))
         return updated
 
+    @operation(
+        ORGANIZATION_TRANSFER,
+        Route(
+            "POST",
+            _ONE + "/transfer-ownership/{person_id}",
+            "Make a member the Owner; the previous Owner becomes an Admin (Owner only, one transaction)",
+        ),
+        result=OwnershipTransfer,
+    )
     def transfer_ownership(self, actor: Actor, person_id: str) -> OwnershipTransfer:
         """Make the person the Owner, in one transaction: they get the ``owner`` role, the
         previous Owner person (if any) gets ``admin``, and the organization names the new one.
@@ -363,7 +382,6 @@ class OrganizationService:
         The new Owner must be a person of the organization (else ``NotFound``), active and not a
         contractor (else ``Conflict``). Transferring to the current Owner changes nothing.
         """
-        authorize(actor, ORGANIZATION_TRANSFER)
         with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
             target = tx[MEMBER_ROLES].get(current.id, person_id)
@@ -440,23 +458,9 @@ class OrganizationService:
 
 AREA = Area(
     name="organizations",
+    tag="Organization",
     service=lambda context: OrganizationService(context.uow, plan_changed=context.flush_admission),
+    api=OrganizationService,
     actions=(ORGANIZATION_READ, ORGANIZATION_UPDATE, ORGANIZATION_EDIT, ORGANIZATION_TRANSFER),
     events=(OrganizationCreated, OrganizationUpdated, OwnershipTransferred, MemberRoleChanged),
-    operations=(
-        Operation(name="organizations.get", action=ORGANIZATION_READ, result=Organization),
-        Operation(
-            name="organizations.update",
-            action=ORGANIZATION_EDIT,
-            body=OrganizationPatch,
-            result=Organization,
-            example={"website": "https://acme.example", "primaryColor": "#0a7c5a"},
-        ),
-        Operation(
-            name="organizations.transfer_ownership",
-            action=ORGANIZATION_TRANSFER,
-            ids=("person_id",),
-            result=OwnershipTransfer,
-        ),
-    ),
 )

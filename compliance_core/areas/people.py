@@ -11,11 +11,11 @@ import attrs
 
 from ..kernel.errors import MAX_ECHO_CHARS, Conflict, Forbidden, ValidationError, bounded, cut_text
 from ..kernel.events import Event
-from ..kernel.idempotency import run_idempotent
-from ..kernel.pagination import Page, PageCache, PageRequest
-from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, authorize, ensure_can_grant
-from ..kernel.records import Filter, Records, changed, fetch, list_page
-from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.operations import Once, Standard, operation
+from ..kernel.pagination import PageCache
+from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, ensure_can_grant
+from ..kernel.records import Filter, Records, changed, fetch
+from ..kernel.registry import Area, Repo, Route, Session
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import (
     Patch,
@@ -210,25 +210,27 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
     return entries
 
 
+_TABLE = Standard(PEOPLE, id="person_id")
+_ALL = "/v1/people"
+_ONE = "/v1/people/{person_id}"
+
+
 @attrs.define
 class PeopleService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(self, actor: Actor, filters: PersonFilter | None = None, page: PageRequest | None = None) -> Page[Person]:
-        authorize(actor, PERSON_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session, PEOPLE, self.pages, actor.organization_id, filters or PersonFilter(), page or PageRequest()
-            )
+    list = _TABLE.list(PERSON_READ, Route("GET", _ALL, "List the organization's people"))
 
-    def get(self, actor: Actor, person_id: str) -> Person:
-        authorize(actor, PERSON_READ)
-        with self.uow.read() as session:
-            return fetch(session, PEOPLE, actor.organization_id, person_id)
-
-    def create(self, actor: Actor, data: NewPerson, *, idempotency_key: str | None = None) -> Person:
-        authorize(actor, PERSON_CREATE)
+    @operation(
+        PERSON_CREATE,
+        Route("POST", _ALL, "Add a person", 201),
+        body=NewPerson,
+        idempotent=True,
+        result=Person,
+        example={"name": "Ada Lovelace", "email": "ada@example.com"},
+    )
+    def create(self, actor: Actor, data: NewPerson, once: Once) -> Person:
         ensure_can_grant(actor, data.role)
         now = self.uow.clock.now()
 
@@ -241,14 +243,22 @@ class PeopleService:
             return person
 
         with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "people.create", data, now, create)
+            return once(tx, data, now, create)
 
+    @operation(
+        PERSON_CREATE,
+        Route("POST", _ALL + "/bulk", "Add up to 1000 people at once; any invalid entry rejects the whole batch", 201),
+        body=NewPerson,
+        batch=parse_members,
+        idempotent=True,
+        result=Person,
+        example={"members": [{"name": "Grace Hopper", "email": "grace@example.com"}]},
+    )
     def bulk_create(
-        self, actor: Actor, members: Sequence[NewPerson | Mapping[str, Any]], *, idempotency_key: str | None = None
+        self, actor: Actor, members: Sequence[NewPerson | Mapping[str, Any]], once: Once
     ) -> tuple[Person, ...]:
         """All or nothing: any invalid entry rejects the whole batch, and the error's
         ``details.errors`` lists each bad entry's index, field, value and reason."""
-        authorize(actor, PERSON_CREATE)
         entries = parse_members(members)
         above = [
             {"index": i, "field": "role", "value": e.role.value, "reason": "above the caller's role"}
@@ -283,10 +293,18 @@ class PeopleService:
             return people
 
         with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "people.bulk_create", entries, now, create)
+            return once(tx, entries, now, create)
 
+    get = _TABLE.get(PERSON_READ, Route("GET", _ONE, "Read one person"))
+
+    @operation(
+        PERSON_UPDATE,
+        Route("PATCH", _ONE, "Change some of a person's fields"),
+        body=PersonPatch,
+        result=Person,
+        example={"jobTitle": "Engineer"},
+    )
     def update(self, actor: Actor, person_id: str, patch: PersonPatch) -> Person:
-        authorize(actor, PERSON_UPDATE)
         changes = patch.changes()
         if "role" in changes:
             ensure_can_grant(actor, changes["role"])
@@ -344,41 +362,12 @@ def _taken(address: str) -> Conflict:
     )
 
 
-_PERSON = ("person_id",)
-
 AREA = Area(
     name="people",
+    tag="People",
     service=lambda context: PeopleService(context.uow, context.pages),
+    api=PeopleService,
     actions=(PERSON_READ, PERSON_CREATE, PERSON_UPDATE),
     records=(PEOPLE,),
     events=(PersonCreated, PersonUpdated),
-    operations=(
-        Operation(name="people.list", action=PERSON_READ, filters=PersonFilter, paged=True, result=Person),
-        Operation(
-            name="people.create",
-            action=PERSON_CREATE,
-            body=NewPerson,
-            idempotent=True,
-            result=Person,
-            example={"name": "Ada Lovelace", "email": "ada@example.com"},
-        ),
-        Operation(
-            name="people.bulk_create",
-            action=PERSON_CREATE,
-            body=NewPerson,
-            batch=parse_members,
-            idempotent=True,
-            result=Person,
-            example={"members": [{"name": "Grace Hopper", "email": "grace@example.com"}]},
-        ),
-        Operation(name="people.get", action=PERSON_READ, ids=_PERSON, result=Person),
-        Operation(
-            name="people.update",
-            action=PERSON_UPDATE,
-            ids=_PERSON,
-            body=PersonPatch,
-            result=Person,
-            example={"jobTitle": "Engineer"},
-        ),
-    ),
 )

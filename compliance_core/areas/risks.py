@@ -23,11 +23,11 @@ import attrs
 
 from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
-from ..kernel.idempotency import run_idempotent
-from ..kernel.pagination import MAX_PER_PAGE, Page, PageCache, PageRequest
-from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
-from ..kernel.records import Filter, Records, fetch, list_page
-from ..kernel.registry import Area, Chore, Operation, Repo, Session
+from ..kernel.operations import Standard, operation
+from ..kernel.pagination import MAX_PER_PAGE, PageCache, PageRequest
+from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor
+from ..kernel.records import Filter, Records, fetch
+from ..kernel.registry import Area, Chore, Repo, Route, Session
 from ..kernel.scales import Impact, Likelihood, RiskLevel, level, score
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
@@ -383,49 +383,46 @@ def _lapsed(risk: Risk, reason: AcceptanceLapse, now: dt.datetime) -> Risk:
     )
 
 
+_TABLE = Standard(RISKS, id="risk_id")
+_ALL = "/v1/risks"
+_ONE = "/v1/risks/{risk_id}"
+
+
 @attrs.define
 class RiskService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(self, actor: Actor, filters: RiskFilter | None = None, page: PageRequest | None = None) -> Page[Risk]:
-        authorize(actor, RISK_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session, RISKS, self.pages, actor.organization_id, filters or RiskFilter(), page or PageRequest()
-            )
+    list = _TABLE.list(RISK_READ, Route("GET", _ALL, "List the risk register"))
+    create = _TABLE.create(
+        RISK_CREATE,
+        Route("POST", _ALL, "Register a risk", 201),
+        body=NewRisk,
+        event=RiskCreated,
+        shape=scored,
+        check=lambda service, tx, actor, risk: check_owner(tx, actor.organization_id, risk.owner_id),
+        example={
+            "title": "Laptop theft exposes customer data",
+            "category": "technology",
+            "likelihood": "possible",
+            "impact": "major",
+            "residualLikelihood": "unlikely",
+            "residualImpact": "moderate",
+            "treatmentStrategy": "mitigate",
+        },
+    )
+    get = _TABLE.get(RISK_READ, Route("GET", _ONE, "Read one risk"))
 
-    def get(self, actor: Actor, risk_id: str) -> Risk:
-        authorize(actor, RISK_READ)
-        with self.uow.read() as session:
-            return fetch(session, RISKS, actor.organization_id, risk_id)
-
-    def create(self, actor: Actor, data: NewRisk, *, idempotency_key: str | None = None) -> Risk:
-        authorize(actor, RISK_CREATE)
-        now = self.uow.clock.now()
-        risk = scored(
-            Risk(
-                id=self.uow.ids.new(RISKS.prefix),
-                organization_id=actor.organization_id,
-                created_at=now,
-                updated_at=now,
-                **attrs.asdict(data, recurse=False),
-            )
-        )
-
-        def create() -> Risk:
-            check_owner(tx, actor.organization_id, risk.owner_id)
-            tx[RISKS].add(risk)
-            tx.record(RiskCreated(organization_id=actor.organization_id, subject=risk))
-            return risk
-
-        with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "risks.create", data, now, create)
-
+    @operation(
+        RISK_UPDATE,
+        Route("PATCH", _ONE, "Change some of a risk's fields (scores follow the ratings)"),
+        body=RiskPatch,
+        result=Risk,
+        example={"likelihood": "likely"},
+    )
     def update(self, actor: Actor, risk_id: str, patch: RiskPatch) -> Risk:
         """Change some fields. Scores follow the ratings; a change of the residual score of an
         accepted risk lapses its acceptance in this same write."""
-        authorize(actor, RISK_UPDATE)
         changes = patch.changes()
         with self.uow.write(actor) as tx:
             current = fetch(tx, RISKS, actor.organization_id, risk_id)
@@ -445,10 +442,16 @@ class RiskService:
                 self._record(tx, RiskAcceptanceLapsed, current, updated, ("status", "acceptance_lapsed_at"))
         return updated
 
+    @operation(
+        RISK_ACCEPT,
+        Route("POST", _ONE + "/accept", "Accept a risk until an expiry date, at its current residual score"),
+        body=RiskAcceptance,
+        result=Risk,
+        example={"expiresOn": "2099-12-31", "note": "Within appetite until the office move"},
+    )
     def accept(self, actor: Actor, risk_id: str, data: RiskAcceptance) -> Risk:
         """Accept the risk as it stands: records the caller, the time, the residual score and
         the expiry; the treatment becomes ``accept``. Accepting again renews the acceptance."""
-        authorize(actor, RISK_ACCEPT)
         now = self.uow.clock.now()
         if data.expires_on <= now.date():
             raise ValidationError.field("expiresOn", data.expires_on.isoformat(), "must be after today")
@@ -480,27 +483,16 @@ class RiskService:
             self._write(tx, current, updated, RiskAccepted)
         return updated
 
-    def archive(self, actor: Actor, risk_id: str) -> Risk:
-        """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
-        authorize(actor, RISK_ARCHIVE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, RISKS, actor.organization_id, risk_id)
-            if current.archived:
-                return current
-            now = self.uow.clock.now()
-            updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
-            self._write(tx, current, updated, RiskArchived)
-        return updated
-
-    def restore(self, actor: Actor, risk_id: str) -> Risk:
-        authorize(actor, RISK_ARCHIVE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, RISKS, actor.organization_id, risk_id)
-            if not current.archived:
-                return current
-            updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
-            self._write(tx, current, updated, RiskRestored)
-        return updated
+    archive = _TABLE.archive(
+        RISK_ARCHIVE,
+        Route("POST", _ONE + "/archive", "Archive a risk (kept for audits, dropped from the register)"),
+        event=RiskArchived,
+    )
+    restore = _TABLE.restore(
+        RISK_ARCHIVE,
+        Route("POST", _ONE + "/restore", "Bring an archived risk back into the register"),
+        event=RiskRestored,
+    )
 
     def lapse_expired_acceptances(self, now: dt.datetime | None = None) -> int:
         """Return every accepted risk whose acceptance has reached its expiry date to
@@ -575,11 +567,11 @@ def _accept_through_accept() -> ValidationError:
     )
 
 
-_RISK = ("risk_id",)
-
 AREA = Area(
     name="risks",
+    tag="Risks",
     service=lambda context: RiskService(context.uow, context.pages),
+    api=RiskService,
     actions=(RISK_READ, RISK_CREATE, RISK_UPDATE, RISK_ARCHIVE, RISK_ACCEPT),
     records=(RISKS,),
     events=(
@@ -599,43 +591,5 @@ AREA = Area(
             report="lapsedRiskAcceptances",
             done="returned %d risk(s) whose acceptance expired to review",
         ),
-    ),
-    operations=(
-        Operation(name="risks.list", action=RISK_READ, filters=RiskFilter, paged=True, result=Risk),
-        Operation(
-            name="risks.create",
-            action=RISK_CREATE,
-            body=NewRisk,
-            idempotent=True,
-            result=Risk,
-            example={
-                "title": "Laptop theft exposes customer data",
-                "category": "technology",
-                "likelihood": "possible",
-                "impact": "major",
-                "residualLikelihood": "unlikely",
-                "residualImpact": "moderate",
-                "treatmentStrategy": "mitigate",
-            },
-        ),
-        Operation(name="risks.get", action=RISK_READ, ids=_RISK, result=Risk),
-        Operation(
-            name="risks.update",
-            action=RISK_UPDATE,
-            ids=_RISK,
-            body=RiskPatch,
-            result=Risk,
-            example={"likelihood": "likely"},
-        ),
-        Operation(
-            name="risks.accept",
-            action=RISK_ACCEPT,
-            ids=_RISK,
-            body=RiskAcceptance,
-            result=Risk,
-            example={"expiresOn": "2099-12-31", "note": "Within appetite until the office move"},
-        ),
-        Operation(name="risks.archive", action=RISK_ARCHIVE, ids=_RISK, result=Risk),
-        Operation(name="risks.restore", action=RISK_ARCHIVE, ids=_RISK, result=Risk),
     ),
 )

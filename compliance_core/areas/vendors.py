@@ -12,13 +12,13 @@ import attrs
 
 from ..kernel.errors import ValidationError
 from ..kernel.events import Event
-from ..kernel.idempotency import run_idempotent
-from ..kernel.pagination import Page, PageCache, PageRequest
-from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor, authorize
-from ..kernel.records import Filter, Records, changed, fetch, list_page
-from ..kernel.registry import Area, Operation, Repo, Session
+from ..kernel.operations import Standard
+from ..kernel.pagination import PageCache
+from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor
+from ..kernel.records import Filter, Records
+from ..kernel.registry import Area, Repo, Route, Session
 from ..kernel.scales import Impact, Likelihood
-from ..kernel.uow import UnitOfWork
+from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
     EEA_COUNTRIES,
     UNSET,
@@ -394,125 +394,63 @@ def check_assignee(session: Session, organization_id: str, assignee_id: str | No
         raise ValidationError.field("assigneeId", assignee_id, "is not a person in this organization")
 
 
+def _check_new(service: object, tx: Tx, actor: Actor, vendor: Vendor) -> None:
+    check_vendor(vendor)
+    check_assignee(tx, actor.organization_id, vendor.assignee_id)
+
+
+def _check_change(service: object, tx: Tx, actor: Actor, vendor: Vendor, previous: Mapping[str, Any]) -> None:
+    check_vendor(vendor)
+    if "assignee_id" in previous:
+        check_assignee(tx, actor.organization_id, vendor.assignee_id)
+
+
+_TABLE = Standard(VENDORS, id="vendor_id")
+_ALL = "/v1/vendors"
+_ONE = "/v1/vendors/{vendor_id}"
+
+
 @attrs.define
 class VendorService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(self, actor: Actor, filters: VendorFilter | None = None, page: PageRequest | None = None) -> Page[Vendor]:
-        authorize(actor, VENDOR_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session, VENDORS, self.pages, actor.organization_id, filters or VendorFilter(), page or PageRequest()
-            )
+    list = _TABLE.list(VENDOR_READ, Route("GET", _ALL, "List the vendor register"))
+    create = _TABLE.create(
+        VENDOR_CREATE,
+        Route("POST", _ALL, "Add a vendor", 201),
+        body=NewVendor,
+        event=VendorCreated,
+        check=_check_new,
+        example={"name": "Cloud Co", "country": "IE", "criticality": "critical"},
+    )
+    get = _TABLE.get(VENDOR_READ, Route("GET", _ONE, "Read one vendor"))
+    update = _TABLE.update(
+        VENDOR_UPDATE,
+        Route("PATCH", _ONE, "Change some of a vendor's fields"),
+        body=VendorPatch,
+        event=VendorUpdated,
+        check=_check_change,
+        example={"status": "assessed"},
+    )
+    archive = _TABLE.archive(
+        VENDOR_ARCHIVE,
+        Route("POST", _ONE + "/archive", "Archive a vendor (kept for audits, dropped from the register)"),
+        event=VendorArchived,
+    )
+    restore = _TABLE.restore(
+        VENDOR_ARCHIVE,
+        Route("POST", _ONE + "/restore", "Bring an archived vendor back into the register"),
+        event=VendorRestored,
+    )
 
-    def get(self, actor: Actor, vendor_id: str) -> Vendor:
-        authorize(actor, VENDOR_READ)
-        with self.uow.read() as session:
-            return fetch(session, VENDORS, actor.organization_id, vendor_id)
-
-    def create(self, actor: Actor, data: NewVendor, *, idempotency_key: str | None = None) -> Vendor:
-        authorize(actor, VENDOR_CREATE)
-        now = self.uow.clock.now()
-        vendor = Vendor(
-            id=self.uow.ids.new(VENDORS.prefix),
-            organization_id=actor.organization_id,
-            created_at=now,
-            updated_at=now,
-            **attrs.asdict(data, recurse=False),
-        )
-        check_vendor(vendor)
-
-        def create() -> Vendor:
-            check_assignee(tx, actor.organization_id, vendor.assignee_id)
-            tx[VENDORS].add(vendor)
-            tx.record(VendorCreated(organization_id=actor.organization_id, subject=vendor))
-            return vendor
-
-        with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "vendors.create", data, now, create)
-
-    def update(self, actor: Actor, vendor_id: str, patch: VendorPatch) -> Vendor:
-        authorize(actor, VENDOR_UPDATE)
-        changes = patch.changes()
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
-            previous = changed(current, changes)
-            if not previous:
-                return current
-            updated = attrs.evolve(current, **changes, updated_at=self.uow.clock.now())
-            check_vendor(updated)
-            if "assignee_id" in previous:
-                check_assignee(tx, actor.organization_id, updated.assignee_id)
-            tx[VENDORS].update(updated)
-            tx.record(VendorUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
-        return updated
-
-    def archive(self, actor: Actor, vendor_id: str) -> Vendor:
-        """Archiving keeps the record (an auditor may ask for it) but drops it from the register."""
-        authorize(actor, VENDOR_ARCHIVE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
-            if current.archived:
-                return current
-            now = self.uow.clock.now()
-            updated = attrs.evolve(current, archived=True, archived_at=now, updated_at=now)
-            tx[VENDORS].update(updated)
-            tx.record(
-                VendorArchived(
-                    organization_id=actor.organization_id,
-                    subject=updated,
-                    previous={"archived": False, "archived_at": None},
-                )
-            )
-        return updated
-
-    def restore(self, actor: Actor, vendor_id: str) -> Vendor:
-        authorize(actor, VENDOR_ARCHIVE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, VENDORS, actor.organization_id, vendor_id)
-            if not current.archived:
-                return current
-            updated = attrs.evolve(current, archived=False, archived_at=None, updated_at=self.uow.clock.now())
-            tx[VENDORS].update(updated)
-            tx.record(
-                VendorRestored(
-                    organization_id=actor.organization_id,
-                    subject=updated,
-                    previous={"archived": True, "archived_at": current.archived_at},
-                )
-            )
-        return updated
-
-
-_VENDOR = ("vendor_id",)
 
 AREA = Area(
     name="vendors",
+    tag="Vendors",
     service=lambda context: VendorService(context.uow, context.pages),
+    api=VendorService,
     actions=(VENDOR_READ, VENDOR_CREATE, VENDOR_UPDATE, VENDOR_ARCHIVE),
     records=(VENDORS,),
     events=(VendorCreated, VendorUpdated, VendorArchived, VendorRestored),
-    operations=(
-        Operation(name="vendors.list", action=VENDOR_READ, filters=VendorFilter, paged=True, result=Vendor),
-        Operation(
-            name="vendors.create",
-            action=VENDOR_CREATE,
-            body=NewVendor,
-            idempotent=True,
-            result=Vendor,
-            example={"name": "Cloud Co", "country": "IE", "criticality": "critical"},
-        ),
-        Operation(name="vendors.get", action=VENDOR_READ, ids=_VENDOR, result=Vendor),
-        Operation(
-            name="vendors.update",
-            action=VENDOR_UPDATE,
-            ids=_VENDOR,
-            body=VendorPatch,
-            result=Vendor,
-            example={"status": "assessed"},
-        ),
-        Operation(name="vendors.archive", action=VENDOR_ARCHIVE, ids=_VENDOR, result=Vendor),
-        Operation(name="vendors.restore", action=VENDOR_ARCHIVE, ids=_VENDOR, result=Vendor),
-    ),
 )

@@ -16,7 +16,6 @@ through ``Repo[MemberLookup]("people")``) without importing that area.
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from .events import Event
     from .records import Records
 
-__all__ = ["Repo", "Session", "Operation", "Area", "Chore", "Download", "Accepted"]
+__all__ = ["Repo", "Session", "Route", "Operation", "Area", "Chore", "Download", "Accepted"]
 
 R = TypeVar("R")
 S = TypeVar("S")
@@ -91,16 +90,37 @@ class Accepted(Generic[J]):
         return self.ids or (str(getattr(self.job, "id")),)  # noqa: B009 (J is any model with an id)
 
 
+@attrs.frozen
+class Route:
+    """Where an operation sits on the wire: plain data, so core declares it beside the operation
+    and the HTTP app, its document and its client all read the same row.
+
+    :param method: ``GET``, ``POST``, ``PATCH``, ``PUT`` or ``DELETE``
+    :param path: ``/v1/...``, with the operation's ids as ``{vendor_id}`` (the document shows
+        them in camelCase)
+    :param summary: one line for the document
+    :param status: the success status when it is not the one the result implies (201 for a
+        create; otherwise 200, 204 for no result, 202 for ``Accepted``)
+    """
+
+    method: str
+    path: str
+    summary: str
+    status: int | None = None
+
+
 @attrs.frozen(kw_only=True)
 class Operation:
     """One thing a caller can ask an area for, declared once in core.
 
-    The service method ``<area>.<method>`` takes ``(actor, *ids, ...)`` and then, in this order,
-    ``filters, page`` (paged lists), the body under ``body_argument``, and ``idempotency_key``
-    (keyword only). The client, the HTTP routes and the generic suites are derived from this, and
-    a parity test checks every service method's signature against it.
+    Areas declare theirs on the service method that runs them (``kernel.operations.operation``)
+    and list the service class as the ``Area``'s ``api``. A caller calls ``<area>.<method>`` with
+    ``(actor, *ids, ...)`` and then, in this order, ``filters, page`` (paged lists), the body
+    under ``body_argument``, and ``idempotency_key`` (keyword only); ``bind`` names them. The
+    client, the HTTP app, its document and the generic suites are derived from this.
 
     :param name: ``"<area>.<method>"``
+    :param route: its HTTP route (None: not on the wire)
     :param action: the permission it needs; None for public operations (health)
     :param ids: path identifiers in the order the service takes them
     :param body: the command model the request body becomes
@@ -123,6 +143,7 @@ class Operation:
 
     name: str
     action: Action | None
+    route: Route | None = None
     ids: tuple[str, ...] = ()
     body: type | None = None
     batch: Callable[..., Any] | None = None
@@ -219,7 +240,11 @@ class Area(Generic[S]):
 
     :param name: the service's attribute on ``Platform`` and ``Client`` (``vendors``)
     :param service: builds the service from the platform's ``Context``
-    :param operations: what callers can ask for
+    :param api: the service class whose methods declare the operations
+        (``kernel.operations.operation``); they are named ``<name>.<method>`` and come first
+        in ``operations``, in the order the class defines them
+    :param tag: the spec's group name of its operations (``Finding Templates``)
+    :param operations: what callers can ask for (besides the ``api``'s)
     :param actions: the permissions its operations need
     :param records: organization-scoped tables every store keeps for it
     :param events: the event classes its writes record
@@ -228,6 +253,8 @@ class Area(Generic[S]):
 
     name: str
     service: Callable[[Any], S]
+    api: type | None = None
+    tag: str | None = None
     operations: tuple[Operation, ...] = ()
     actions: tuple[Action, ...] = ()
     records: tuple[Records[Any, Any], ...] = ()
@@ -235,6 +262,9 @@ class Area(Generic[S]):
     chores: tuple[Chore[S], ...] = ()
 
     def __attrs_post_init__(self) -> None:
+        if self.api is not None:
+            declared = tuple(declaration.declare(self.name) for declaration in declarations(self.api))
+            object.__setattr__(self, "operations", (*declared, *self.operations))
         for operation in self.operations:
             if operation.area != self.name:
                 raise ValueError(f"operation {operation.name} declared in area {self.name}")
@@ -249,18 +279,21 @@ class Area(Generic[S]):
                     raise ValueError(f"operation {operation.name} is given {step}, not an operation on the same ids")
 
 
-def signature_mismatches(area: Area[Any], service: object) -> list[str]:
-    """Where the service's methods disagree with the declared operations (for the parity test)."""
-    problems = []
-    for operation in area.operations:
-        method = getattr(service, operation.method, None)
-        if method is None:
-            problems.append(f"{operation.name}: no such method")
-            continue
-        parameters = list(inspect.signature(method).parameters.values())[1:]
-        names = tuple(p.name for p in parameters)
-        if names != operation.parameters:
-            problems.append(f"{operation.name}: takes {names}, declared {operation.parameters}")
-        elif operation.idempotent and parameters[-1].kind is not inspect.Parameter.KEYWORD_ONLY:
-            problems.append(f"{operation.name}: idempotency_key must be keyword only")
-    return problems
+class Declaration(Protocol):
+    """What a service class holds for each operation it declares (``kernel.operations``)."""
+
+    declares_operation: bool
+
+    def declare(self, area: str) -> Operation:
+        """The operation, named for ``area``; the declaration runs it under that name from now on."""
+        ...
+
+
+def declarations(api: type) -> list[Declaration]:
+    """The operations ``api`` declares, in the order its class bodies define them (bases first)."""
+    found: dict[str, Declaration] = {}
+    for cls in reversed(api.__mro__):
+        for name, value in vars(cls).items():
+            if getattr(value, "declares_operation", False) is True:
+                found[name] = value
+    return list(found.values())

@@ -1,11 +1,11 @@
-"""The /v1 route table: per area, the rows that put its core operations on the wire.
+"""The /v1 endpoints, derived from the operations core declares.
 
-A row adds only what HTTP needs (method, path, status, summary); everything else (permission,
-body, filters, paging, idempotency, result) comes from the operation core declares. The Falcon
-app, the OpenAPI document and ``HTTPTransport`` are all built from ``endpoints(...)``, so a path
-or a status is written once. Path parameters carry core's argument names (``{vendor_id}``); the
-OpenAPI document shows them in camelCase. Adding an area is adding its module here and one line
-to ``ROUTES``.
+Each operation carries its route (method, path, summary, status) and its area the tag; this adds
+only what HTTP works out from them (the status a result implies, the path pattern, the query
+parameters). The Falcon app, the OpenAPI document and ``HTTPTransport`` are all built from
+``endpoints(areas)``, so a path or a status is written once, beside its operation. Path
+parameters carry core's argument names (``{vendor_id}``); the OpenAPI document shows them in
+camelCase. Adding an area adds nothing here.
 """
 
 from __future__ import annotations
@@ -13,60 +13,42 @@ from __future__ import annotations
 import functools
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
 from compliance_core.areas import AREAS
 from compliance_core.client import HEALTH
-from compliance_core.kernel.registry import Accepted, Download, Operation
+from compliance_core.kernel.registry import Accepted, Area, Download, Operation, Route
 from compliance_core.kernel.rendering import wire_name
 
-from . import (
-    api_keys,
-    audit_log,
-    finding_templates,
-    findings,
-    health,
-    organization,
-    people,
-    policies,
-    risks,
-    vendors,
-    webhooks,
+__all__ = ["Endpoint", "OPENAPI", "PAGE_PARAMETERS", "endpoints", "default_endpoints", "route_index"]
+
+OPENAPI = Operation(
+    name="openapi", action=None, result=dict, route=Route("GET", "/v1/openapi.json", "This OpenAPI 3.0 document")
 )
-from .rows import Route
-
-__all__ = ["Route", "Endpoint", "ROUTES", "OPENAPI", "PAGE_PARAMETERS", "endpoints", "default_endpoints", "route_index"]
-
-OPENAPI = Operation(name="openapi", action=None, result=dict)
 """The pseudo-operation serving the OpenAPI document itself (not a core operation)."""
+
+PUBLIC_TAG = "Health"
+"""The tag of the platform's own public operations (health and this document)."""
 
 PAGE_PARAMETERS = ("page", "perPage", "cursor")
 _PATH_PARAM = re.compile(r"{(\w+)}")
 
 
-ROUTES: tuple[Route, ...] = (
-    *health.ROUTES,
-    *organization.ROUTES,
-    *vendors.ROUTES,
-    *people.ROUTES,
-    *findings.ROUTES,
-    *finding_templates.ROUTES,
-    *policies.ROUTES,
-    *risks.ROUTES,
-    *api_keys.ROUTES,
-    *audit_log.ROUTES,
-    *webhooks.ROUTES,
-)
-
-
 @attrs.frozen(kw_only=True)
 class Endpoint:
-    """A route bound to its core operation: what the app, the document and the client read."""
+    """An operation on the wire: what the app, the document and the client read."""
 
-    route: Route
     operation: Operation
+    tag: str
+
+    @property
+    def route(self) -> Route:
+        route = self.operation.route
+        assert route is not None  # endpoints() binds only routed operations
+        return route
 
     @property
     def method(self) -> str:
@@ -75,10 +57,6 @@ class Endpoint:
     @property
     def path(self) -> str:
         return self.route.path
-
-    @property
-    def tag(self) -> str:
-        return self.route.tag
 
     @property
     def summary(self) -> str:
@@ -130,27 +108,28 @@ class Endpoint:
         return frozenset(wire_name(f.name) for f in filters) | frozenset(PAGE_PARAMETERS if op.paged else ())
 
 
-def endpoints(operations: Mapping[str, Operation], routes: tuple[Route, ...] = ROUTES) -> tuple[Endpoint, ...]:
-    """Bind each row to the platform's operation of that name; a row naming no operation, or
-    whose path parameters are not the operation's ids, fails here, at start-up."""
-    known = {**operations, HEALTH.name: HEALTH, OPENAPI.name: OPENAPI}
-    bound = []
-    for route in routes:
-        operation = known.get(route.operation)
-        if operation is None:
-            raise RuntimeError(f"{route.method} {route.path}: no operation {route.operation!r}")
-        endpoint = Endpoint(route=route, operation=operation)
-        if endpoint.path_params != operation.ids:
+def endpoints(areas: Sequence[Area[Any]]) -> tuple[Endpoint, ...]:
+    """Every operation of ``areas`` on the wire, after health and the document; an operation
+    without a route, an area without a tag, or a route whose path parameters are not the
+    operation's ids fails here, at start-up."""
+    bound = [Endpoint(operation=HEALTH, tag=PUBLIC_TAG), Endpoint(operation=OPENAPI, tag=PUBLIC_TAG)]
+    for area in areas:
+        for operation in area.operations:
+            if operation.route is None or area.tag is None:
+                raise RuntimeError(f"{operation.name}: no route, or area {area.name} has no tag")
+            bound.append(Endpoint(operation=operation, tag=area.tag))
+    for endpoint in bound:
+        if endpoint.path_params != endpoint.operation.ids:
             raise RuntimeError(
-                f"{route.path}: path parameters {endpoint.path_params} but {operation.name} takes ids {operation.ids}"
+                f"{endpoint.path}: path parameters {endpoint.path_params} but {endpoint.operation.name} "
+                f"takes ids {endpoint.operation.ids}"
             )
-        bound.append(endpoint)
     return tuple(bound)
 
 
 def default_endpoints() -> tuple[Endpoint, ...]:
     """Every registered area's endpoints, without a platform (the committed document, tooling)."""
-    return endpoints({op.name: op for area in AREAS for op in area.operations})
+    return endpoints(AREAS)
 
 
 def route_index(bound: tuple[Endpoint, ...]) -> dict[tuple[str, str], Endpoint]:

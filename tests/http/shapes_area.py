@@ -3,7 +3,7 @@
 It is declared exactly as docs/adding-an-area.md says (models, actions, operations, ``Records``
 tables, events, a service on the unit of work and the records helpers, ``AREA``) and registered
 only by the tests that use it: ``Platform(MemoryStore(areas=[*AREAS, AREA]), areas=[*AREAS, AREA])``
-and ``create_app(platform, routes=(*ROUTES, *ROUTES_OF_NOTEBOOKS))``. No real area uses PUT, two
+and served by ``create_app(platform)``. No real area uses PUT, two
 ids, files or 202 yet; this one does, so the generic machinery is proven before policies and
 exports need it:
 
@@ -29,15 +29,13 @@ import attrs
 
 from compliance_core.kernel.errors import NotFound
 from compliance_core.kernel.events import Event
-from compliance_core.kernel.idempotency import run_idempotent
-from compliance_core.kernel.page_cache import PageCache
-from compliance_core.kernel.pages import Page, PageRequest
-from compliance_core.kernel.permissions import MANAGERS, OWNERS, READERS, Action, Actor, authorize
+from compliance_core.kernel.operations import Standard, operation
+from compliance_core.kernel.pagination import Page, PageCache, PageRequest
+from compliance_core.kernel.permissions import MANAGERS, OWNERS, READERS, Action, Actor
 from compliance_core.kernel.records import Filter, Records, changed, fetch, list_page
-from compliance_core.kernel.registry import Accepted, Area, Download, Operation, Session
+from compliance_core.kernel.registry import Accepted, Area, Download, Route, Session
 from compliance_core.kernel.uow import UnitOfWork
 from compliance_core.kernel.validation import Patch, Unset, blank_text, patch_field, text
-from compliance_http.routes.rows import group
 
 CSV = "text/csv"
 PDF = "application/pdf"
@@ -322,7 +320,14 @@ def zip_chunks(notebook: Notebook, pages: Sequence[NotePage]) -> Iterator[bytes]
     )
 
 
-# -- the service ---------------------------------------------------------------------------------
+# -- the service and its operations --------------------------------------------------------------
+
+_TABLE = Standard(NOTEBOOKS, id="notebook_id")
+_ALL = "/v1/notebooks"
+_ONE = "/v1/notebooks/{notebook_id}"
+_PAGES = _ONE + "/pages"
+_PAGE = _PAGES + "/{page_id}"
+_EXPORTS = _ONE + "/exports"
 
 
 @attrs.define
@@ -330,51 +335,35 @@ class NotebookService:
     uow: UnitOfWork
     pages: PageCache
 
-    def list(
-        self, actor: Actor, filters: NotebookFilter | None = None, page: PageRequest | None = None
-    ) -> Page[Notebook]:
-        authorize(actor, NOTEBOOK_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session,
-                NOTEBOOKS,
-                self.pages,
-                actor.organization_id,
-                filters or NotebookFilter(),
-                page or PageRequest(),
-            )
+    list = _TABLE.list(NOTEBOOK_READ, Route("GET", _ALL, "List notebooks"))
+    create = _TABLE.create(
+        NOTEBOOK_WRITE,
+        Route("POST", _ALL, "Add a notebook", 201),
+        body=NewNotebook,
+        event=NotebookCreated,
+        example={"title": "Audit notes", "summary": "What we saw."},
+    )
+    get = _TABLE.get(NOTEBOOK_READ, Route("GET", _ONE, "Read one notebook"))
 
-    def create(self, actor: Actor, data: NewNotebook, *, idempotency_key: str | None = None) -> Notebook:
-        authorize(actor, NOTEBOOK_WRITE)
-        now = self.uow.clock.now()
-
-        def create() -> Notebook:
-            notebook = Notebook(
-                id=self.uow.ids.new(NOTEBOOKS.prefix),
-                organization_id=actor.organization_id,
-                created_at=now,
-                updated_at=now,
-                **attrs.asdict(data, recurse=False),
-            )
-            tx[NOTEBOOKS].add(notebook)
-            tx.record(NotebookCreated(organization_id=actor.organization_id, subject=notebook))
-            return notebook
-
-        with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "notebooks.create", data, now, create)
-
-    def get(self, actor: Actor, notebook_id: str) -> Notebook:
-        authorize(actor, NOTEBOOK_READ)
-        with self.uow.read() as session:
-            return fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
-
+    @operation(
+        NOTEBOOK_WRITE,
+        Route("PATCH", _ONE, "Change some of a notebook's fields"),
+        body=NotebookPatch,
+        result=Notebook,
+        example={"summary": "Revised."},
+    )
     def update(self, actor: Actor, notebook_id: str, patch: NotebookPatch) -> Notebook:
-        authorize(actor, NOTEBOOK_WRITE)
         return self._change(actor, notebook_id, patch.changes())
 
+    @operation(
+        NOTEBOOK_WRITE,
+        Route("PUT", _ONE, "Replace a notebook's fields"),
+        body=NewNotebook,
+        result=Notebook,
+        example={"title": "Audit notes, v2"},
+    )
     def replace(self, actor: Actor, notebook_id: str, data: NewNotebook) -> Notebook:
         """PUT: every field the body can hold is set, the ones left out to their defaults."""
-        authorize(actor, NOTEBOOK_WRITE)
         return self._change(actor, notebook_id, attrs.asdict(data, recurse=False))
 
     def _change(self, actor: Actor, notebook_id: str, changes: dict[str, object]) -> Notebook:
@@ -388,9 +377,9 @@ class NotebookService:
             tx.record(NotebookUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
+    @operation(NOTEBOOK_WRITE, Route("DELETE", _ONE, "Delete a notebook and its pages"))
     def delete(self, actor: Actor, notebook_id: str) -> None:
         """The notebook and its pages."""
-        authorize(actor, NOTEBOOK_WRITE)
         with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             for page in self._pages_of(tx, actor.organization_id, notebook_id):
@@ -398,8 +387,14 @@ class NotebookService:
             tx[NOTEBOOKS].delete(actor.organization_id, notebook_id)
             tx.record(NotebookDeleted(organization_id=actor.organization_id, subject=current))
 
+    @operation(
+        NOTEBOOK_PUBLISH,
+        Route("POST", _ONE + "/publish", "Publish a notebook with a note"),
+        body=PublishNotebook,
+        result=Notebook,
+        example={"note": "Reviewed by the CISO."},
+    )
     def publish(self, actor: Actor, notebook_id: str, data: PublishNotebook) -> Notebook:
-        authorize(actor, NOTEBOOK_PUBLISH)
         with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             changes = {"published": True, "publish_note": data.note}
@@ -411,8 +406,8 @@ class NotebookService:
             tx.record(NotebookPublished(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
+    @operation(NOTEBOOK_PUBLISH, Route("POST", _ONE + "/unpublish", "Withdraw a notebook"), result=Notebook)
     def unpublish(self, actor: Actor, notebook_id: str) -> Notebook:
-        authorize(actor, NOTEBOOK_PUBLISH)
         with self.uow.write(actor) as tx:
             current = fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
             if not current.published:
@@ -430,8 +425,8 @@ class NotebookService:
 
     # -- pages: two ids, the child belongs to the parent ------------------------------------------
 
+    @operation(NOTEBOOK_READ, Route("GET", _PAGES, "List a notebook's pages"), paged=True, result=NotePage)
     def list_pages(self, actor: Actor, notebook_id: str, page: PageRequest | None = None) -> Page[NotePage]:
-        authorize(actor, NOTEBOOK_READ)
         with self.uow.read() as session:
             fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
             return list_page(
@@ -443,8 +438,14 @@ class NotebookService:
                 page or PageRequest(),
             )
 
+    @operation(
+        NOTEBOOK_WRITE,
+        Route("POST", _PAGES, "Add a page to a notebook", 201),
+        body=NewNotePage,
+        result=NotePage,
+        example={"title": "Interviews", "body": "Three people."},
+    )
     def add_page(self, actor: Actor, notebook_id: str, data: NewNotePage) -> NotePage:
-        authorize(actor, NOTEBOOK_WRITE)
         now = self.uow.clock.now()
         with self.uow.write(actor) as tx:
             fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
@@ -460,13 +461,19 @@ class NotebookService:
             tx.record(NotebookPageCreated(organization_id=actor.organization_id, subject=page))
         return page
 
+    @operation(NOTEBOOK_READ, Route("GET", _PAGE, "Read one page of a notebook"), result=NotePage)
     def get_page(self, actor: Actor, notebook_id: str, page_id: str) -> NotePage:
-        authorize(actor, NOTEBOOK_READ)
         with self.uow.read() as session:
             return _page_of(session, actor, notebook_id, page_id)
 
+    @operation(
+        NOTEBOOK_WRITE,
+        Route("PUT", _PAGE, "Replace a page of a notebook"),
+        body=NewNotePage,
+        result=NotePage,
+        example={"title": "Interviews", "body": "Four people."},
+    )
     def replace_page(self, actor: Actor, notebook_id: str, page_id: str, data: NewNotePage) -> NotePage:
-        authorize(actor, NOTEBOOK_WRITE)
         changes = attrs.asdict(data, recurse=False)
         with self.uow.write(actor) as tx:
             current = _page_of(tx, actor, notebook_id, page_id)
@@ -478,8 +485,8 @@ class NotebookService:
             tx.record(NotebookPageUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
+    @operation(NOTEBOOK_WRITE, Route("DELETE", _PAGE, "Delete a page of a notebook"))
     def delete_page(self, actor: Actor, notebook_id: str, page_id: str) -> None:
-        authorize(actor, NOTEBOOK_WRITE)
         with self.uow.write(actor) as tx:
             current = _page_of(tx, actor, notebook_id, page_id)
             tx[NOTEBOOK_PAGES].delete(actor.organization_id, page_id)
@@ -487,25 +494,35 @@ class NotebookService:
 
     # -- files: read first, then produce the content lazily -----------------------------------------
 
+    @operation(NOTEBOOK_READ, Route("GET", _EXPORTS + "/csv", "The pages as CSV"), result=Download, media_type=CSV)
     def export_csv(self, actor: Actor, notebook_id: str) -> Download:
         notebook, pages = self._contents(actor, notebook_id)
         return Download(filename=f"{notebook.id}.csv", media_type=CSV, chunks=csv_chunks(notebook, pages))
 
+    @operation(NOTEBOOK_READ, Route("GET", _EXPORTS + "/pdf", "The notebook as PDF"), result=Download, media_type=PDF)
     def export_pdf(self, actor: Actor, notebook_id: str) -> Download:
         """Named after the title, which may need RFC 6266's ``filename*``."""
         notebook, pages = self._contents(actor, notebook_id)
         return Download(filename=f"{notebook.title}.pdf", media_type=PDF, chunks=pdf_chunks(notebook, pages))
 
+    @operation(
+        NOTEBOOK_READ, Route("GET", _EXPORTS + "/xlsx", "The pages as a spreadsheet"), result=Download, media_type=XLSX
+    )
     def export_xlsx(self, actor: Actor, notebook_id: str) -> Download:
         notebook, pages = self._contents(actor, notebook_id)
         return Download(filename=f"{notebook.id}.xlsx", media_type=XLSX, chunks=xlsx_chunks(notebook, pages))
 
+    @operation(
+        NOTEBOOK_READ,
+        Route("GET", _EXPORTS + "/zip", "The pages as Markdown files in a ZIP"),
+        result=Download,
+        media_type=ZIP,
+    )
     def export_zip(self, actor: Actor, notebook_id: str) -> Download:
         notebook, pages = self._contents(actor, notebook_id)
         return Download(filename=f"{notebook.id}.zip", media_type=ZIP, chunks=zip_chunks(notebook, pages))
 
     def _contents(self, actor: Actor, notebook_id: str) -> tuple[Notebook, list[NotePage]]:
-        authorize(actor, NOTEBOOK_READ)
         with self.uow.read() as session:
             notebook = fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
             return notebook, self._pages_of(session, actor.organization_id, notebook_id)
@@ -526,9 +543,9 @@ class NotebookService:
 
     # -- work that finishes later --------------------------------------------------------------
 
+    @operation(NOTEBOOK_READ, Route("POST", _EXPORTS, "Start an export (answers 202)"), result=Accepted[NotebookJob])
     def export(self, actor: Actor, notebook_id: str) -> Accepted[NotebookJob]:
         """Queue an export; the answer names the operation that reports on it."""
-        authorize(actor, NOTEBOOK_READ)
         now = self.uow.clock.now()
         with self.uow.write(actor) as tx:
             fetch(tx, NOTEBOOKS, actor.organization_id, notebook_id)
@@ -541,10 +558,12 @@ class NotebookService:
             )
             tx[NOTEBOOK_JOBS].add(job)
             tx.record(NotebookExportRequested(organization_id=actor.organization_id, subject=job))
-        return Accepted(job=job, status="notebooks.job")
+        return Accepted(job=job, status=NotebookService.job.name)
 
+    @operation(
+        NOTEBOOK_READ, Route("GET", "/v1/notebook-jobs/{job_id}", "Read an export job's status"), result=NotebookJob
+    )
     def job(self, actor: Actor, job_id: str) -> NotebookJob:
-        authorize(actor, NOTEBOOK_READ)
         with self.uow.read() as session:
             return fetch(session, NOTEBOOK_JOBS, actor.organization_id, job_id)
 
@@ -569,21 +588,13 @@ def _page_of(session: Session, actor: Actor, notebook_id: str, page_id: str) -> 
     return page
 
 
-# -- operations and the area ---------------------------------------------------------------------
-
-_NOTEBOOK = ("notebook_id",)
-_PAGE = ("notebook_id", "page_id")
-
-
-def _export(name: str, media_type: str) -> Operation:
-    return Operation(
-        name=f"notebooks.{name}", action=NOTEBOOK_READ, ids=_NOTEBOOK, result=Download, media_type=media_type
-    )
-
+# -- the area --------------------------------------------------------------------------------------
 
 AREA: Area[NotebookService] = Area(
     name="notebooks",
+    tag="Notebooks",
     service=lambda context: NotebookService(context.uow, context.pages),
+    api=NotebookService,
     actions=(NOTEBOOK_READ, NOTEBOOK_WRITE, NOTEBOOK_PUBLISH),
     records=(NOTEBOOKS, NOTEBOOK_PAGES, NOTEBOOK_JOBS),
     events=(
@@ -597,94 +608,4 @@ AREA: Area[NotebookService] = Area(
         NotebookPageDeleted,
         NotebookExportRequested,
     ),
-    operations=(
-        Operation(name="notebooks.list", action=NOTEBOOK_READ, filters=NotebookFilter, paged=True, result=Notebook),
-        Operation(
-            name="notebooks.create",
-            action=NOTEBOOK_WRITE,
-            body=NewNotebook,
-            idempotent=True,
-            result=Notebook,
-            example={"title": "Audit notes", "summary": "What we saw."},
-        ),
-        Operation(name="notebooks.get", action=NOTEBOOK_READ, ids=_NOTEBOOK, result=Notebook),
-        Operation(
-            name="notebooks.update",
-            action=NOTEBOOK_WRITE,
-            ids=_NOTEBOOK,
-            body=NotebookPatch,
-            result=Notebook,
-            example={"summary": "Revised."},
-        ),
-        Operation(
-            name="notebooks.replace",
-            action=NOTEBOOK_WRITE,
-            ids=_NOTEBOOK,
-            body=NewNotebook,
-            result=Notebook,
-            example={"title": "Audit notes, v2"},
-        ),
-        Operation(name="notebooks.delete", action=NOTEBOOK_WRITE, ids=_NOTEBOOK, result=None),
-        Operation(
-            name="notebooks.publish",
-            action=NOTEBOOK_PUBLISH,
-            ids=_NOTEBOOK,
-            body=PublishNotebook,
-            result=Notebook,
-            example={"note": "Reviewed by the CISO."},
-        ),
-        Operation(name="notebooks.unpublish", action=NOTEBOOK_PUBLISH, ids=_NOTEBOOK, result=Notebook),
-        Operation(name="notebooks.list_pages", action=NOTEBOOK_READ, ids=_NOTEBOOK, paged=True, result=NotePage),
-        Operation(
-            name="notebooks.add_page",
-            action=NOTEBOOK_WRITE,
-            ids=_NOTEBOOK,
-            body=NewNotePage,
-            result=NotePage,
-            example={"title": "Interviews", "body": "Three people."},
-        ),
-        Operation(name="notebooks.get_page", action=NOTEBOOK_READ, ids=_PAGE, result=NotePage),
-        Operation(
-            name="notebooks.replace_page",
-            action=NOTEBOOK_WRITE,
-            ids=_PAGE,
-            body=NewNotePage,
-            result=NotePage,
-            example={"title": "Interviews", "body": "Four people."},
-        ),
-        Operation(name="notebooks.delete_page", action=NOTEBOOK_WRITE, ids=_PAGE, result=None),
-        _export("export_csv", CSV),
-        _export("export_pdf", PDF),
-        _export("export_xlsx", XLSX),
-        _export("export_zip", ZIP),
-        Operation(name="notebooks.export", action=NOTEBOOK_READ, ids=_NOTEBOOK, result=Accepted[NotebookJob]),
-        Operation(name="notebooks.job", action=NOTEBOOK_READ, ids=("job_id",), result=NotebookJob),
-    ),
-)
-
-_ONE = "/v1/notebooks/{notebook_id}"
-_PAGES = _ONE + "/pages"
-_EXPORTS = _ONE + "/exports"
-
-ROUTES = group(
-    "Notebooks",
-    ("GET", "/v1/notebooks", "notebooks.list", "List notebooks"),
-    ("POST", "/v1/notebooks", "notebooks.create", "Add a notebook", 201),
-    ("GET", _ONE, "notebooks.get", "Read one notebook"),
-    ("PATCH", _ONE, "notebooks.update", "Change some of a notebook's fields"),
-    ("PUT", _ONE, "notebooks.replace", "Replace a notebook's fields"),
-    ("DELETE", _ONE, "notebooks.delete", "Delete a notebook and its pages"),
-    ("POST", _ONE + "/publish", "notebooks.publish", "Publish a notebook with a note"),
-    ("POST", _ONE + "/unpublish", "notebooks.unpublish", "Withdraw a notebook"),
-    ("GET", _PAGES, "notebooks.list_pages", "List a notebook's pages"),
-    ("POST", _PAGES, "notebooks.add_page", "Add a page to a notebook", 201),
-    ("GET", _PAGES + "/{page_id}", "notebooks.get_page", "Read one page of a notebook"),
-    ("PUT", _PAGES + "/{page_id}", "notebooks.replace_page", "Replace a page of a notebook"),
-    ("DELETE", _PAGES + "/{page_id}", "notebooks.delete_page", "Delete a page of a notebook"),
-    ("GET", _EXPORTS + "/csv", "notebooks.export_csv", "The pages as CSV"),
-    ("GET", _EXPORTS + "/pdf", "notebooks.export_pdf", "The notebook as PDF"),
-    ("GET", _EXPORTS + "/xlsx", "notebooks.export_xlsx", "The pages as a spreadsheet"),
-    ("GET", _EXPORTS + "/zip", "notebooks.export_zip", "The pages as Markdown files in a ZIP"),
-    ("POST", _EXPORTS, "notebooks.export", "Start an export (answers 202)"),
-    ("GET", "/v1/notebook-jobs/{job_id}", "notebooks.job", "Read an export job's status"),
 )

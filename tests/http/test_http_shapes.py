@@ -49,18 +49,17 @@ from compliance_core import (
     SequentialIds,
 )
 from compliance_core.areas import AREAS
-from compliance_core.kernel.registry import Accepted, Area, Download, Operation, signature_mismatches
+from compliance_core.kernel.registry import Accepted, Area, Download, Operation
 from compliance_core.platform import Bootstrap
 from compliance_http.app import create_app
 from compliance_http.client import HTTPTransport
 from compliance_http.openapi import openapi_document
-from compliance_http.routes import ROUTES, endpoints
+from compliance_http.routes import Endpoint, endpoints
 from compliance_store.memory import MemoryStore
 from http_support import Api, check_answer, error
 
 AREA = shapes_area.AREA
 TEST_AREAS = (*AREAS, AREA)
-TEST_ROUTES = (*ROUTES, *shapes_area.ROUTES)
 ROOT = "/v1/notebooks"
 
 
@@ -76,13 +75,13 @@ def platform(clock: FrozenClock) -> Iterator[Platform]:
 
 @pytest.fixture
 def app(platform: Platform) -> falcon.App:
-    return create_app(platform, routes=TEST_ROUTES)
+    return create_app(platform)
 
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
     return openapi_document(
-        endpoints({op.name: op for area in TEST_AREAS for op in area.operations}, TEST_ROUTES),
+        endpoints(TEST_AREAS),
         event_types=(event.type for area in TEST_AREAS for event in area.events),
     )
 
@@ -115,8 +114,7 @@ def assert_headers_only(result: falcon.testing.Result) -> None:
 
 
 def test_the_area_is_declared_like_any_other(platform: Platform) -> None:
-    assert signature_mismatches(AREA, platform.services["notebooks"]) == []
-    bound = endpoints(platform.operations, TEST_ROUTES)
+    bound = endpoints(platform.areas)
     routed = {e.operation.name for e in bound}
     assert {op.name for op in AREA.operations} <= routed
     statuses = {e.operation.name: e.status for e in bound if e.operation.area == "notebooks"}
@@ -583,13 +581,12 @@ def test_http_and_local_transports_agree_on_every_shape() -> None:
     local_boot, remote_boot = local_platform.bootstrap("Acme"), remote_platform.bootstrap("Acme")
     actor = Actor(organization_id=local_boot.organization.id, role=Role.OWNER, key_id=local_boot.owner_key.key.id)
     local = scenario(Client(LocalTransport(local_platform, actor), areas=TEST_AREAS))
-    app = create_app(remote_platform, routes=TEST_ROUTES)
+    app = create_app(remote_platform)
     transport = HTTPTransport(
         "http://testserver",
         remote_boot.owner_key.secret or "",
         transport=httpx.WSGITransport(app=app),
         areas=TEST_AREAS,
-        routes=TEST_ROUTES,
     )
     with transport:
         remote = scenario(Client(transport, areas=TEST_AREAS))
@@ -610,16 +607,16 @@ def test_http_and_local_transports_agree_on_every_shape() -> None:
     assert [type(step).__name__ for step in remote if isinstance(step, ComplianceError)] == ["NotFound"] * 9
 
 
-def test_a_client_without_the_extra_routes_does_not_know_the_area(platform: Platform, boot: Bootstrap) -> None:
+def test_a_client_without_the_extra_area_does_not_know_it(platform: Platform, boot: Bootstrap) -> None:
     transport = HTTPTransport(
         "http://testserver",
         boot.owner_key.secret or "",
-        transport=httpx.WSGITransport(app=create_app(platform, routes=TEST_ROUTES)),
+        transport=httpx.WSGITransport(app=create_app(platform)),
     )
     with transport, pytest.raises(KeyError):
         Client(transport, areas=TEST_AREAS).notebooks.list()
-    with pytest.raises(RuntimeError, match="no operation 'notebooks.list'"):
-        HTTPTransport("http://testserver", "k", routes=TEST_ROUTES)
+    with pytest.raises(RuntimeError, match="area notebooks has no tag"):
+        HTTPTransport("http://testserver", "k", areas=(*AREAS, attrs.evolve(AREA, tag=None)))
 
 
 class ClosingTransport(httpx.BaseTransport):
@@ -648,11 +645,9 @@ def test_a_file_through_the_http_client_is_streamed(
     platform: Platform, boot: Bootstrap, filled: tuple[str, list[str]]
 ) -> None:
     notebook_id, titles = filled
-    app = create_app(platform, routes=TEST_ROUTES)
+    app = create_app(platform)
     wsgi = ClosingTransport(httpx.WSGITransport(app=app))
-    transport = HTTPTransport(
-        "http://testserver", boot.owner_key.secret or "", transport=wsgi, areas=TEST_AREAS, routes=TEST_ROUTES
-    )
+    transport = HTTPTransport("http://testserver", boot.owner_key.secret or "", transport=wsgi, areas=TEST_AREAS)
     with transport:
         client = Client(transport, areas=TEST_AREAS)
         download = client.notebooks.export_csv(notebook_id)
@@ -721,14 +716,13 @@ def test_two_schemas_wanting_one_name_fail_loudly() -> None:
 
     get = attrs.evolve(next(op for op in AREA.operations if op.name == "notebooks.get_page"), result=NotebookPage)
     operations = {op.name: op for op in AREA.operations} | {get.name: get}
-    bound = endpoints(operations, shapes_area.ROUTES)
+    bound = tuple(Endpoint(operation=operation, tag="Notebooks") for operation in operations.values())
     with pytest.raises(RuntimeError, match="'NotebookPage' would describe both"):
         openapi_document(bound)
 
 
 def test_a_download_without_a_declared_media_type_is_documented_as_octet_stream() -> None:
     plain = attrs.evolve(AREA.operations[13], media_type=None)
-    route = next(r for r in shapes_area.ROUTES if r.operation == plain.name)
-    (endpoint,) = endpoints({plain.name: plain}, (route,))
+    endpoint = Endpoint(operation=plain, tag="Notebooks")
     content = openapi_document((endpoint,))["paths"]["/v1/notebooks/{notebookId}/exports/csv"]["get"]
     assert set(content["responses"]["200"]["content"]) == {"application/octet-stream"}

@@ -15,7 +15,10 @@ from compliance_core.areas import AREAS
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.vendors import VENDOR_READ, NewVendor, Vendor, VendorFilter, VendorPatch
 from compliance_core.client import HEALTH
-from compliance_core.kernel.registry import Area, Operation, signature_mismatches
+from compliance_core.kernel.operations import Declared, Once
+from compliance_core.kernel.operations import operation as declare_operation
+from compliance_core.kernel.permissions import Actor, Role
+from compliance_core.kernel.registry import Area, Operation, Route
 
 OPERATIONS = [operation for area in AREAS for operation in area.operations]
 OPERATION_IDS = [operation.name for operation in OPERATIONS]
@@ -42,31 +45,28 @@ def test_the_platform_builds_one_service_per_area(platform: Platform) -> None:
 
 
 @pytest.mark.parametrize("area", AREAS, ids=[area.name for area in AREAS])
-def test_every_service_matches_its_declared_operations(platform: Platform, area: Area) -> None:
-    assert signature_mismatches(area, platform.services[area.name]) == []
+def test_every_operation_is_declared_by_the_service_method_that_runs_it(platform: Platform, area: Area) -> None:
+    assert area.operations
+    for operation in area.operations:
+        declared = vars(area.api).get(operation.method)
+        assert isinstance(declared, Declared), operation.name
+        assert declared.operation is operation
+        assert declared.name == operation.name
 
 
-def test_signature_mismatches_names_what_disagrees() -> None:
-    class Drifted:
-        def get(self, actor: Any, id: str) -> None: ...
+def test_a_declared_method_outside_an_area_refuses_to_run() -> None:
+    class Things:
+        @declare_operation(VENDOR_READ, Route("GET", "/v1/things/{thing_id}", "Read one"))
+        def get(self, actor: Any, thing_id: str) -> str:
+            return thing_id
 
-        def create(self, actor: Any, data: Any) -> None: ...
-
-    area = Area(
-        name="things",
-        service=lambda context: Drifted(),
-        actions=(VENDOR_READ,),
-        operations=(
-            Operation(name="things.get", action=VENDOR_READ, ids=("thing_id",)),
-            Operation(name="things.create", action=VENDOR_READ, body=NewVendor, idempotent=True),
-            Operation(name="things.list", action=VENDOR_READ, paged=True),
-        ),
-    )
-    assert signature_mismatches(area, Drifted()) == [
-        "things.get: takes ('id',), declared ('thing_id',)",
-        "things.create: takes ('data',), declared ('data', 'idempotency_key')",
-        "things.list: no such method",
-    ]
+    assert Things.get.method == "get"
+    with pytest.raises(RuntimeError, match="no Area"):
+        Things().get(Actor(organization_id="org_1", role=Role.OWNER), "thing_1")
+    area = Area(name="things", tag="Things", service=lambda context: Things(), api=Things, actions=(VENDOR_READ,))
+    assert [(op.name, op.ids) for op in area.operations] == [("things.get", ("thing_id",))]
+    with pytest.raises(ValueError, match="already declared"):
+        Area(name="others", tag="Others", service=lambda context: Things(), api=Things, actions=(VENDOR_READ,))
 
 
 @pytest.mark.parametrize(
@@ -113,14 +113,19 @@ def test_bind_refuses_what_the_service_would_refuse(name: str, args: tuple[Any, 
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=OPERATION_IDS)
-def test_whatever_bind_produces_the_service_accepts(platform: Platform, operation: Operation) -> None:
-    """Parity of ``Operation.bind`` with the service signature: the ids as positional arguments,
-    everything else by keyword, binds to the service method without a TypeError."""
-    method = getattr(platform.services[operation.area], operation.method)
+def test_whatever_bind_produces_the_declared_method_accepts(platform: Platform, operation: Operation) -> None:
+    """Parity of ``Operation.bind`` with the method the runner calls: the ids as positional
+    arguments, everything else by keyword (``idempotency_key`` becomes the ``Once`` the write
+    runs through), binds to the declared method without a TypeError."""
+    declared = vars(type(platform.services[operation.area]))[operation.method]
     ids = tuple(f"{name}_1" for name in operation.ids)
     bound = operation.bind(ids, {})
     assert list(bound) == list(operation.parameters)
-    inspect.signature(method).bind("actor", **bound)
+    if operation.idempotent:
+        bound["once"] = Once(
+            Actor(organization_id="org_1", role=Role.OWNER), bound.pop("idempotency_key"), operation.name
+        )
+    inspect.signature(declared._run).bind("service", "actor", **bound)
 
 
 class Recording:

@@ -15,11 +15,11 @@ import attrs
 
 from ...kernel.clock import utc
 from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
-from ...kernel.idempotency import run_idempotent
+from ...kernel.operations import Standard, operation, page_of
 from ...kernel.pagination import Page, PageCache, PageRequest
-from ...kernel.permissions import MANAGERS, Actor, Role, authorize
+from ...kernel.permissions import MANAGERS, Actor, Role
 from ...kernel.records import changed, fetch, list_page
-from ...kernel.registry import Download, Session
+from ...kernel.registry import Download, Route, Session
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
     ACKNOWLEDGEMENTS,
@@ -79,6 +79,11 @@ def _pieces(data: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
         yield data[start : start + size]
 
 
+_TABLE = Standard(POLICIES, id="policy_id")
+_ALL = "/v1/policies"
+_ONE = "/v1/policies/{policy_id}"
+
+
 @attrs.define
 class PolicyService:
     uow: UnitOfWork
@@ -89,10 +94,16 @@ class PolicyService:
 
     # -- reading -------------------------------------------------------------------------------
 
+    @operation(
+        POLICY_READ,
+        Route("GET", _ALL, "List policies (staff: the policies in force)"),
+        filters=PolicyFilter,
+        paged=True,
+        result=Policy,
+    )
     def list(self, actor: Actor, filters: PolicyFilter | None = None, page: PageRequest | None = None) -> Page[Policy]:
         """Staff see only the policies in force: a filter asking for others is refused (403)
         rather than quietly replaced, so a caller never mistakes a narrowed list for the whole."""
-        authorize(actor, POLICY_READ)
         filters = filters or PolicyFilter()
         if _staff(actor):
             if filters.in_force is False:
@@ -100,17 +111,21 @@ class PolicyService:
             if filters.archived:
                 raise _staff_filter("archived", True)
             filters = attrs.evolve(filters, in_force=True)
-        with self.uow.read() as session:
-            return list_page(session, POLICIES, self.pages, actor.organization_id, filters, page or PageRequest())
+        return page_of(self, POLICIES, actor, filters, page)
 
+    @operation(POLICY_READ, Route("GET", _ONE, "Read one policy"), result=Policy, given=("publish",))
     def get(self, actor: Actor, policy_id: str) -> Policy:
-        authorize(actor, POLICY_READ)
         with self.uow.read() as session:
             return self._visible(session, actor, policy_id)
 
+    @operation(
+        POLICY_AUDIT,
+        Route("GET", _ONE + "/versions", "List a policy's published versions, newest first"),
+        paged=True,
+        result=PolicyVersion,
+    )
     def list_versions(self, actor: Actor, policy_id: str, page: PageRequest | None = None) -> Page[PolicyVersion]:
         """Newest first."""
-        authorize(actor, POLICY_AUDIT)
         with self.uow.read() as session:
             fetch(session, POLICIES, actor.organization_id, policy_id)
             return list_page(
@@ -122,32 +137,34 @@ class PolicyService:
                 page or PageRequest(),
             )
 
+    @operation(
+        POLICY_READ,
+        Route("GET", "/v1/policy-acknowledgements", "List acknowledgements (staff: their own)"),
+        filters=AcknowledgementFilter,
+        paged=True,
+        result=Acknowledgement,
+    )
     def list_acknowledgements(
         self, actor: Actor, filters: AcknowledgementFilter | None = None, page: PageRequest | None = None
     ) -> Page[Acknowledgement]:
         """Staff see their own sign-offs only (asking for someone else's is refused, 403);
         managers and auditors everyone's."""
-        authorize(actor, POLICY_READ)
         filters = filters or AcknowledgementFilter()
         if _staff(actor):
             person_id = self._person_of(actor)
             if filters.person_id not in (None, person_id):
                 raise _staff_filter("personId", filters.person_id)
             filters = attrs.evolve(filters, person_id=person_id)
-        with self.uow.read() as session:
-            return list_page(
-                session,
-                ACKNOWLEDGEMENTS,
-                self.pages,
-                actor.organization_id,
-                filters,
-                page or PageRequest(),
-                scope=actor.person_id if _staff(actor) else None,
-            )
+        return page_of(self, ACKNOWLEDGEMENTS, actor, filters, page, scope=actor.person_id if _staff(actor) else None)
 
+    @operation(
+        POLICY_AUDIT,
+        Route("GET", _ONE + "/sign-off", "Who must sign the version in force, and who has"),
+        result=PolicySignOff,
+        given=("publish",),
+    )
     def sign_off(self, actor: Actor, policy_id: str) -> PolicySignOff:
         """Who must sign the version in force, and when each did."""
-        authorize(actor, POLICY_AUDIT)
         with self.uow.read() as session:
             policy = fetch(session, POLICIES, actor.organization_id, policy_id)
             if policy.current_version_id is None:
@@ -173,31 +190,31 @@ class PolicyService:
 
     # -- editing -------------------------------------------------------------------------------
 
-    def create(self, actor: Actor, data: NewPolicy, *, idempotency_key: str | None = None) -> Policy:
-        authorize(actor, POLICY_WRITE)
-        now = self.uow.clock.now()
+    create = _TABLE.create(
+        POLICY_WRITE,
+        Route("POST", _ALL, "Add a policy (a draft)", 201),
+        body=NewPolicy,
+        event=PolicyCreated,
+        check=lambda service, tx, actor, policy: _check_people(tx, policy, ("assignee_id", "signer_ids")),
+        example={
+            "name": "Acceptable use",
+            "description": "How company devices and accounts may be used.",
+            "content": "# Acceptable use\n\nUse company devices for work.\n\n- Lock your screen\n- Report incidents",
+            "frequency": "yearly",
+        },
+    )
 
-        def create() -> Policy:
-            policy = Policy(
-                id=self.uow.ids.new(POLICIES.prefix),
-                organization_id=actor.organization_id,
-                created_at=now,
-                updated_at=now,
-                **attrs.asdict(data, recurse=False),
-            )
-            _check_people(tx, policy, ("assignee_id", "signer_ids"))
-            tx[POLICIES].add(policy)
-            tx.record(PolicyCreated(organization_id=actor.organization_id, subject=policy))
-            return policy
-
-        with self.uow.write(actor) as tx:
-            return run_idempotent(tx, actor, idempotency_key, "policies.create", data, now, create)
-
+    @operation(
+        POLICY_WRITE,
+        Route("PATCH", _ONE, "Change some of a policy's fields (the working copy)"),
+        body=PolicyPatch,
+        result=Policy,
+        example={"description": "Revised after the annual review."},
+    )
     def update(self, actor: Actor, policy_id: str, patch: PolicyPatch) -> Policy:
         """Edits the working copy (not while it awaits approval: the approver decides on the text
         that was submitted); a change of frequency moves the next review date of a published
         policy (unless the date is sent too)."""
-        authorize(actor, POLICY_WRITE)
         changes = patch.changes()
         with self.uow.write(actor) as tx:
             current = self._editable(tx, actor, policy_id)
@@ -217,61 +234,48 @@ class PolicyService:
             tx.record(PolicyUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
-    def archive(self, actor: Actor, policy_id: str) -> Policy:
-        """Out of the register and out of force: staff no longer see it or sign it."""
-        authorize(actor, POLICY_WRITE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, POLICIES, actor.organization_id, policy_id)
-            if current.archived:
-                return current
-            now = self.uow.clock.now()
-            updated = attrs.evolve(current, archived=True, archived_at=now, in_force=False, updated_at=now)
-            tx[POLICIES].update(updated)
-            tx.record(
-                PolicyArchived(
-                    organization_id=actor.organization_id,
-                    subject=updated,
-                    previous={"archived": False, "archived_at": None, "in_force": current.in_force},
-                )
-            )
-        return updated
-
-    def restore(self, actor: Actor, policy_id: str) -> Policy:
-        authorize(actor, POLICY_WRITE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, POLICIES, actor.organization_id, policy_id)
-            if not current.archived:
-                return current
-            in_force = current.current_version_id is not None
-            updated = attrs.evolve(
-                current, archived=False, archived_at=None, in_force=in_force, updated_at=self.uow.clock.now()
-            )
-            tx[POLICIES].update(updated)
-            tx.record(
-                PolicyRestored(
-                    organization_id=actor.organization_id,
-                    subject=updated,
-                    previous={"archived": True, "archived_at": current.archived_at, "in_force": current.in_force},
-                )
-            )
-        return updated
+    archive = _TABLE.archive(
+        POLICY_WRITE,
+        Route("POST", _ONE + "/archive", "Archive a policy (out of force)"),
+        event=PolicyArchived,
+        also=lambda policy: {"in_force": False},
+    )
+    """Out of the register and out of force: staff no longer see it or sign it."""
+    restore = _TABLE.restore(
+        POLICY_WRITE,
+        Route("POST", _ONE + "/restore", "Bring an archived policy back"),
+        event=PolicyRestored,
+        also=lambda policy: {"in_force": policy.current_version_id is not None},
+    )
 
     # -- publishing and approval ---------------------------------------------------------------
 
+    @operation(
+        POLICY_WRITE,
+        Route("POST", _ONE + "/versions/publish", "Publish the working copy as a new version"),
+        body=PublishPolicy,
+        result=Policy,
+        example={"changelog": "First edition"},
+    )
     def publish(self, actor: Actor, policy_id: str, data: PublishPolicy) -> Policy:
         """Freeze the working copy as the next version and put it in force. Every signer is
         asked again: acknowledgements belong to the version they signed. A pending approval
         is settled by the publication."""
-        authorize(actor, POLICY_WRITE)
         with self.uow.write(actor) as tx:
             current = self._editable(tx, actor, policy_id)
             return self._publish(tx, actor, current, data.changelog)
 
+    @operation(
+        POLICY_WRITE,
+        Route("POST", _ONE + "/submit-for-approval", "Ask an approver to approve"),
+        body=SubmitForApproval,
+        result=Policy,
+        example={"comment": "Please review the new incident section."},
+    )
     def submit_for_approval(self, actor: Actor, policy_id: str, data: SubmitForApproval) -> Policy:
         """Ask for the working copy to be approved; the named approver (an active owner or admin)
         decides, or any manager when none is named. The policy is ``needs_review`` meanwhile;
         a version already in force stays in force."""
-        authorize(actor, POLICY_WRITE)
         with self.uow.write(actor) as tx:
             current = self._editable(tx, actor, policy_id)
             _check_content(current)
@@ -296,20 +300,34 @@ class PolicyService:
             )
         return updated
 
+    @operation(
+        POLICY_APPROVE,
+        Route("POST", _ONE + "/approve", "Approve and publish the working copy"),
+        body=ApprovePolicy,
+        result=Policy,
+        example={"comment": "Approved."},
+        given=(submit_for_approval,),
+    )
     def approve(self, actor: Actor, policy_id: str, data: ApprovePolicy) -> Policy:
         """Publish the working copy as approved: the version records who approved it, when, and
         the comment."""
-        authorize(actor, POLICY_APPROVE)
         with self.uow.write(actor) as tx:
             current = self._awaiting(tx, actor, policy_id)
             updated = self._publish(tx, actor, current, None, approved=True, comment=data.comment)
             tx.record(PolicyApproved(organization_id=actor.organization_id, subject=updated))
         return updated
 
+    @operation(
+        POLICY_APPROVE,
+        Route("POST", _ONE + "/reject", "Send the working copy back with a comment"),
+        body=RejectPolicy,
+        result=Policy,
+        example={"comment": "Name the incident contact."},
+        given=(submit_for_approval,),
+    )
     def reject(self, actor: Actor, policy_id: str, data: RejectPolicy) -> Policy:
         """Send the working copy back with a comment: the policy returns to ``published`` when a
         version is in force, else to ``draft``."""
-        authorize(actor, POLICY_APPROVE)
         with self.uow.write(actor) as tx:
             current = self._awaiting(tx, actor, policy_id)
             changes: dict[str, Any] = {
@@ -326,10 +344,15 @@ class PolicyService:
 
     # -- signing -------------------------------------------------------------------------------
 
+    @operation(
+        POLICY_ACKNOWLEDGE,
+        Route("POST", _ONE + "/acknowledge", "Sign the version in force as the key's person"),
+        result=Acknowledgement,
+        given=(publish,),
+    )
     def acknowledge(self, actor: Actor, policy_id: str) -> Acknowledgement:
         """Sign the version in force as the caller's person; signing twice returns the first
         acknowledgement. Only people the policy asks may sign."""
-        authorize(actor, POLICY_ACKNOWLEDGE)
         person_id = self._person_of(actor)
         with self.uow.write(actor) as tx:
             policy = self._visible(tx, actor, policy_id)
@@ -367,9 +390,15 @@ class PolicyService:
 
     # -- documents -----------------------------------------------------------------------------
 
+    @operation(
+        POLICY_READ,
+        Route("GET", _ONE + "/pdf", "The version in force as a PDF"),
+        result=Download,
+        media_type=PDF,
+        given=(publish,),
+    )
     def download(self, actor: Actor, policy_id: str) -> Download:
         """The version in force as a PDF."""
-        authorize(actor, POLICY_READ)
         with self.uow.read() as session:
             policy = self._visible(session, actor, policy_id)
             if policy.current_version_id is None:  # nothing to read yet: a read answers 404, not 409
@@ -383,9 +412,14 @@ class PolicyService:
         data = self._render(policy.name, [document])
         return Download(filename=f"{policy.name}.pdf", media_type=PDF, chunks=_pieces(data))
 
+    @operation(
+        POLICY_READ,
+        Route("GET", _ALL + "/download-all", "Every policy in force as one PDF"),
+        result=Download,
+        media_type=PDF,
+    )
     def download_all(self, actor: Actor) -> Download:
         """Every policy in force, in one PDF, in the order they were created."""
-        authorize(actor, POLICY_READ)
         with self.uow.read() as session:
             organization = session[ORGANIZATIONS].get(actor.organization_id)
             title = f"{organization.name if organization else actor.organization_id}: policies"

@@ -7,7 +7,7 @@ secrets and signature headers, ``safety`` where an endpoint may point. See docs/
 
 from __future__ import annotations
 
-from ...kernel.registry import Accepted, Area, Operation
+from ...kernel.registry import Area
 from ...kernel.uow import Context
 from .engine import SCHEDULE, DeliveryEngine, Sender, SendResult, StepReport
 from .models import (
@@ -85,50 +85,12 @@ def _service(context: Context) -> WebhookService:
     )
 
 
-_WEBHOOK = ("webhook_id",)
-_DELIVERY = ("webhook_id", "delivery_id")
-
 AREA = Area(
     name="webhooks",
+    tag="Webhook",
     service=_service,
+    api=WebhookService,
     actions=(WEBHOOK_READ, WEBHOOK_WRITE),
     records=(WEBHOOKS, DELIVERIES),
     events=EVENTS,
-    operations=(
-        Operation(name="webhooks.list", action=WEBHOOK_READ, filters=WebhookFilter, paged=True, result=Webhook),
-        Operation(
-            name="webhooks.create",
-            action=WEBHOOK_WRITE,
-            body=NewWebhook,
-            idempotent=True,
-            result=IssuedWebhook,
-            example={
-                "url": "https://93.184.215.14/hooks/compliance",
-                "events": ["finding.created", "vendor.updated"],
-                "description": "Ticketing bridge",
-            },
-        ),
-        Operation(name="webhooks.get", action=WEBHOOK_READ, ids=_WEBHOOK, result=Webhook),
-        Operation(
-            name="webhooks.update",
-            action=WEBHOOK_WRITE,
-            ids=_WEBHOOK,
-            body=WebhookPatch,
-            result=Webhook,
-            example={"events": ["*"]},
-        ),
-        Operation(name="webhooks.delete", action=WEBHOOK_WRITE, ids=_WEBHOOK, result=None),
-        Operation(name="webhooks.rotate_secret", action=WEBHOOK_WRITE, ids=_WEBHOOK, result=IssuedWebhook),
-        Operation(name="webhooks.ping", action=WEBHOOK_WRITE, ids=_WEBHOOK, result=Accepted[WebhookDelivery]),
-        Operation(
-            name="webhooks.deliveries",
-            action=WEBHOOK_READ,
-            ids=_WEBHOOK,
-            filters=DeliveryQuery,
-            paged=True,
-            result=WebhookDelivery,
-        ),
-        Operation(name="webhooks.get_delivery", action=WEBHOOK_READ, ids=_DELIVERY, result=WebhookDelivery),
-        Operation(name="webhooks.redeliver", action=WEBHOOK_WRITE, ids=_DELIVERY, result=Accepted[WebhookDelivery]),
-    ),
 )

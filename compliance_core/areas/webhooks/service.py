@@ -10,11 +10,11 @@ import attrs
 
 from ...kernel.errors import Conflict, NotFound, ValidationError
 from ...kernel.events import Event, event_body
-from ...kernel.idempotency import run_idempotent
+from ...kernel.operations import Once, Standard, operation
 from ...kernel.pagination import Page, PageCache, PageRequest
-from ...kernel.permissions import Actor, authorize
+from ...kernel.permissions import Actor
 from ...kernel.records import changed, fetch, list_page
-from ...kernel.registry import Accepted
+from ...kernel.registry import Accepted, Route
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
     ALL_EVENTS,
@@ -32,7 +32,6 @@ from .models import (
     WebhookDeleted,
     WebhookDelivery,
     WebhookDeliveryRequested,
-    WebhookFilter,
     WebhookPatch,
     WebhookSecretRotated,
     WebhookUpdated,
@@ -55,6 +54,12 @@ class WebhookPing(Event):
 PING = WebhookPing.type
 
 
+_TABLE = Standard(WEBHOOKS, id="webhook_id")
+_ALL = "/v1/webhooks"
+_ONE = "/v1/webhooks/{webhook_id}"
+_DELIVERY = "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}"
+
+
 @attrs.define
 class WebhookService:
     """
@@ -68,22 +73,21 @@ class WebhookService:
     event_types: frozenset[str] = frozenset()
     policy: WebhookPolicy = attrs.field(factory=WebhookPolicy)
 
-    def list(
-        self, actor: Actor, filters: WebhookFilter | None = None, page: PageRequest | None = None
-    ) -> Page[Webhook]:
-        authorize(actor, WEBHOOK_READ)
-        with self.uow.read() as session:
-            return list_page(
-                session, WEBHOOKS, self.pages, actor.organization_id, filters or WebhookFilter(), page or PageRequest()
-            )
+    list = _TABLE.list(WEBHOOK_READ, Route("GET", _ALL, "List webhook endpoints"))
 
-    def get(self, actor: Actor, webhook_id: str) -> Webhook:
-        authorize(actor, WEBHOOK_READ)
-        with self.uow.read() as session:
-            return fetch(session, WEBHOOKS, actor.organization_id, webhook_id)
-
-    def create(self, actor: Actor, data: NewWebhook, *, idempotency_key: str | None = None) -> IssuedWebhook:
-        authorize(actor, WEBHOOK_WRITE)
+    @operation(
+        WEBHOOK_WRITE,
+        Route("POST", _ALL, "Add a webhook endpoint (answers its secret, once)", 201),
+        body=NewWebhook,
+        idempotent=True,
+        result=IssuedWebhook,
+        example={
+            "url": "https://93.184.215.14/hooks/compliance",
+            "events": ["finding.created", "vendor.updated"],
+            "description": "Ticketing bridge",
+        },
+    )
+    def create(self, actor: Actor, data: NewWebhook, once: Once) -> IssuedWebhook:
         self._check(data.url, data.events)
         now = self.uow.clock.now()
         issued: list[IssuedWebhook] = []
@@ -104,12 +108,20 @@ class WebhookService:
             return webhook
 
         with self.uow.write(actor) as tx:
-            webhook = run_idempotent(tx, actor, idempotency_key, "webhooks.create", data, now, create)
+            webhook = once(tx, data, now, create)
         return issued[0] if issued else IssuedWebhook(webhook=webhook, secret=None)
 
+    get = _TABLE.get(WEBHOOK_READ, Route("GET", _ONE, "Read one webhook endpoint"))
+
+    @operation(
+        WEBHOOK_WRITE,
+        Route("PATCH", _ONE, "Change a webhook endpoint (active=true re-enables a disabled one)"),
+        body=WebhookPatch,
+        result=Webhook,
+        example={"events": ["*"]},
+    )
     def update(self, actor: Actor, webhook_id: str, patch: WebhookPatch) -> Webhook:
         """Turning ``active`` back on clears why the engine disabled the endpoint."""
-        authorize(actor, WEBHOOK_WRITE)
         changes = patch.changes()
         if "url" in changes or "events" in changes:
             self._check(changes.get("url"), changes.get("events"))
@@ -125,14 +137,14 @@ class WebhookService:
             tx.record(WebhookUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
         return updated
 
-    def delete(self, actor: Actor, webhook_id: str) -> None:
-        """Attempts still queued for the endpoint are dropped by the engine when it reaches them."""
-        authorize(actor, WEBHOOK_WRITE)
-        with self.uow.write(actor) as tx:
-            current = fetch(tx, WEBHOOKS, actor.organization_id, webhook_id)
-            tx[WEBHOOKS].delete(actor.organization_id, webhook_id)
-            tx.record(WebhookDeleted(organization_id=actor.organization_id, subject=current))
+    delete = _TABLE.delete(WEBHOOK_WRITE, Route("DELETE", _ONE, "Delete a webhook endpoint"), event=WebhookDeleted)
+    """Attempts still queued for the endpoint are dropped by the engine when it reaches them."""
 
+    @operation(
+        WEBHOOK_WRITE,
+        Route("POST", f"{_ONE}/rotate-secret", "Replace the signing secret (answers it, once)"),
+        result=IssuedWebhook,
+    )
     def rotate_secret(self, actor: Actor, webhook_id: str) -> IssuedWebhook:
         """A new secret at once: attempts sent from now on are signed with it.
 
@@ -142,7 +154,6 @@ class WebhookService:
         answer the one secret that signs (each used to answer its own, and nine of them signed
         nothing), and one ``webhook.secret_rotated`` is recorded. Calls that do not overlap
         each rotate, as asked."""
-        authorize(actor, WEBHOOK_WRITE)
         with self.uow.read() as session:
             seen = fetch(session, WEBHOOKS, actor.organization_id, webhook_id).secret
         secret = new_secret()
@@ -155,10 +166,14 @@ class WebhookService:
             tx.record(WebhookSecretRotated(organization_id=actor.organization_id, subject=rotated))
         return IssuedWebhook(webhook=rotated, secret=secret)
 
+    @operation(
+        WEBHOOK_WRITE,
+        Route("POST", f"{_ONE}/ping", "Queue a webhook.ping event for this endpoint"),
+        result=Accepted[WebhookDelivery],
+    )
     def ping(self, actor: Actor, webhook_id: str) -> Accepted[WebhookDelivery]:
         """Queue a ``webhook.ping`` event (its data: the endpoint as the API shows it) for this
         endpoint only: a receiver's first test."""
-        authorize(actor, WEBHOOK_WRITE)
         now = self.uow.clock.now()
         with self.uow.write(actor) as tx:
             webhook = self._active(tx, actor.organization_id, webhook_id)
@@ -167,12 +182,18 @@ class WebhookService:
             body = event_body(event_id, ping, now, self.uow.renderer.json)
             delivery = self._queue(tx, webhook, event_id, PING, event_body_text(body))
             tx.record(WebhookDeliveryRequested(organization_id=actor.organization_id, subject=delivery))
-        return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
+        return Accepted(job=delivery, status=WebhookService.get_delivery.name, ids=(webhook_id, delivery.id))
 
+    @operation(
+        WEBHOOK_READ,
+        Route("GET", f"{_ONE}/deliveries", "List the endpoint's delivery attempts"),
+        filters=DeliveryQuery,
+        paged=True,
+        result=WebhookDelivery,
+    )
     def deliveries(
         self, actor: Actor, webhook_id: str, filters: DeliveryQuery | None = None, page: PageRequest | None = None
     ) -> Page[WebhookDelivery]:
-        authorize(actor, WEBHOOK_READ)
         state = filters.state if filters is not None else None
         with self.uow.read() as session:
             fetch(session, WEBHOOKS, actor.organization_id, webhook_id)
@@ -185,15 +206,19 @@ class WebhookService:
                 page or PageRequest(),
             )
 
+    @operation(WEBHOOK_READ, Route("GET", _DELIVERY, "Read one delivery attempt"), result=WebhookDelivery)
     def get_delivery(self, actor: Actor, webhook_id: str, delivery_id: str) -> WebhookDelivery:
-        authorize(actor, WEBHOOK_READ)
         with self.uow.read() as session:
             return self._delivery(session, actor.organization_id, webhook_id, delivery_id)
 
+    @operation(
+        WEBHOOK_WRITE,
+        Route("POST", f"{_DELIVERY}/redeliver", "Deliver the attempt's event again (same event id)"),
+        result=Accepted[WebhookDelivery],
+    )
     def redeliver(self, actor: Actor, webhook_id: str, delivery_id: str) -> Accepted[WebhookDelivery]:
         """A new attempt 1 of the same event (same event id, same body), due now, with its own
         retry schedule."""
-        authorize(actor, WEBHOOK_WRITE)
         with self.uow.write(actor) as tx:
             source = self._delivery(tx, actor.organization_id, webhook_id, delivery_id)
             webhook = self._active(tx, actor.organization_id, webhook_id)
@@ -201,7 +226,7 @@ class WebhookService:
                 tx, webhook, source.event_id, source.event_type, source.body, redelivery_of=source.id
             )
             tx.record(WebhookDeliveryRequested(organization_id=actor.organization_id, subject=delivery))
-        return Accepted(job=delivery, status="webhooks.get_delivery", ids=(webhook_id, delivery.id))
+        return Accepted(job=delivery, status=WebhookService.get_delivery.name, ids=(webhook_id, delivery.id))
 
     # -- helpers --------------------------------------------------------------------------------
 
