@@ -19,10 +19,10 @@ import attrs
 from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
 from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
-from ..kernel.operations import Once, Standard, operation
+from ..kernel.operations import Once, Standard, operation, page_of
 from ..kernel.pagination import Page, PageCache, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor
-from ..kernel.records import Filter, Records, changed, fetch, list_page
+from ..kernel.records import Filter, Records, changed, fetch
 from ..kernel.registry import Area, Repo, Route, Session
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
@@ -285,16 +285,8 @@ class FindingService:
     def history(self, actor: Actor, finding_id: str, page: PageRequest | None = None) -> Page[AuditEntry]:
         """Every write to the finding (created, each change with its old and new values, closed),
         newest first, with who made it: the audit trail's entries of this finding."""
-        with self.uow.read() as session:
-            fetch(session, FINDINGS, actor.organization_id, finding_id)
-            return list_page(
-                session,
-                AUDIT_LOG,
-                self.pages,
-                actor.organization_id,
-                AuditFilter(entity_type="finding", entity_id=finding_id),
-                page or PageRequest(),
-            )
+        history = AuditFilter(entity_type="finding", entity_id=finding_id)
+        return page_of(self, AUDIT_LOG, actor, history, page, under=(FINDINGS, finding_id))
 
     @operation(
         FINDING_CLOSE, Route("POST", _ONE + "/close", "Close a finding (auditor, admin or owner)"), result=Finding

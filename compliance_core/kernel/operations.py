@@ -185,10 +185,20 @@ def page_of(
     filters: F,
     page: PageRequest | None,
     scope: Hashable = None,
+    *,
+    under: tuple[Records[Any, Any], str] | None = None,
 ) -> Page[M]:
     """One page of the caller's organization's records, read in a transaction of its own (a
-    service holds ``uow`` and ``pages``)."""
+    service holds ``uow`` and ``pages``).
+
+    :param scope: see ``records.list_page``
+    :param under: the table and id of the record the list belongs to (a finding's history, a
+        webhook's deliveries): read in the same transaction, so a missing parent is a 404
+        rather than an empty page
+    """
     with service.uow.read() as session:
+        if under is not None:
+            fetch(session, under[0], actor.organization_id, under[1])
         return list_page(session, records, service.pages, actor.organization_id, filters, page or PageRequest(), scope)
 
 

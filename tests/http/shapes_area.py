@@ -29,10 +29,10 @@ import attrs
 
 from compliance_core.kernel.errors import NotFound
 from compliance_core.kernel.events import Event
-from compliance_core.kernel.operations import Standard, operation
+from compliance_core.kernel.operations import Standard, operation, page_of
 from compliance_core.kernel.pagination import Page, PageCache, PageRequest
 from compliance_core.kernel.permissions import MANAGERS, OWNERS, READERS, Action, Actor
-from compliance_core.kernel.records import Filter, Records, changed, fetch, list_page
+from compliance_core.kernel.records import Filter, Records, changed, fetch
 from compliance_core.kernel.registry import Accepted, Area, Download, Route, Session
 from compliance_core.kernel.uow import UnitOfWork
 from compliance_core.kernel.validation import Patch, Unset, blank_text, patch_field, text
@@ -427,16 +427,8 @@ class NotebookService:
 
     @operation(NOTEBOOK_READ, Route("GET", _PAGES, "List a notebook's pages"), paged=True, result=NotePage)
     def list_pages(self, actor: Actor, notebook_id: str, page: PageRequest | None = None) -> Page[NotePage]:
-        with self.uow.read() as session:
-            fetch(session, NOTEBOOKS, actor.organization_id, notebook_id)
-            return list_page(
-                session,
-                NOTEBOOK_PAGES,
-                self.pages,
-                actor.organization_id,
-                NotePageFilter(notebook_id=notebook_id),
-                page or PageRequest(),
-            )
+        pages_of = NotePageFilter(notebook_id=notebook_id)
+        return page_of(self, NOTEBOOK_PAGES, actor, pages_of, page, under=(NOTEBOOKS, notebook_id))
 
     @operation(
         NOTEBOOK_WRITE,

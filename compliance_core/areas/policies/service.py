@@ -18,7 +18,7 @@ from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
 from ...kernel.operations import Standard, operation, page_of
 from ...kernel.pagination import Page, PageCache, PageRequest
 from ...kernel.permissions import MANAGERS, Actor, Role
-from ...kernel.records import changed, fetch, list_page
+from ...kernel.records import changed, fetch
 from ...kernel.registry import Download, Route, Session
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
@@ -126,16 +126,9 @@ class PolicyService:
     )
     def list_versions(self, actor: Actor, policy_id: str, page: PageRequest | None = None) -> Page[PolicyVersion]:
         """Newest first."""
-        with self.uow.read() as session:
-            fetch(session, POLICIES, actor.organization_id, policy_id)
-            return list_page(
-                session,
-                POLICY_VERSIONS,
-                self.pages,
-                actor.organization_id,
-                PolicyVersionFilter(policy_id=policy_id),
-                page or PageRequest(),
-            )
+        return page_of(
+            self, POLICY_VERSIONS, actor, PolicyVersionFilter(policy_id=policy_id), page, under=(POLICIES, policy_id)
+        )
 
     @operation(
         POLICY_READ,

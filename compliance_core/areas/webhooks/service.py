@@ -10,10 +10,10 @@ import attrs
 
 from ...kernel.errors import Conflict, NotFound, ValidationError
 from ...kernel.events import Event, event_body
-from ...kernel.operations import Once, Standard, operation
+from ...kernel.operations import Once, Standard, operation, page_of
 from ...kernel.pagination import Page, PageCache, PageRequest
 from ...kernel.permissions import Actor
-from ...kernel.records import changed, fetch, list_page
+from ...kernel.records import changed, fetch
 from ...kernel.registry import Accepted, Route
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
@@ -195,16 +195,8 @@ class WebhookService:
         self, actor: Actor, webhook_id: str, filters: DeliveryQuery | None = None, page: PageRequest | None = None
     ) -> Page[WebhookDelivery]:
         state = filters.state if filters is not None else None
-        with self.uow.read() as session:
-            fetch(session, WEBHOOKS, actor.organization_id, webhook_id)
-            return list_page(
-                session,
-                DELIVERIES,
-                self.pages,
-                actor.organization_id,
-                DeliveryFilter(webhook_id=webhook_id, state=state),
-                page or PageRequest(),
-            )
+        attempts = DeliveryFilter(webhook_id=webhook_id, state=state)
+        return page_of(self, DELIVERIES, actor, attempts, page, under=(WEBHOOKS, webhook_id))
 
     @operation(WEBHOOK_READ, Route("GET", _DELIVERY, "Read one delivery attempt"), result=WebhookDelivery)
     def get_delivery(self, actor: Actor, webhook_id: str, delivery_id: str) -> WebhookDelivery:
