@@ -4,7 +4,7 @@ without one).
 Anyone gets ``status``, ``version`` and ``timestamp`` (200 when the store is healthy, 503 when
 not). A request with a valid X-API-Key whose role may read the organization also gets the
 details (``uptimeSeconds``, and ``store``: backend, location, schema), which reveal how the
-service is deployed. The route table marks health public, so the middleware admits nothing here;
+service is deployed. Health is declared with no action (public), so the middleware admits nothing here;
 this resource authenticates the key itself, through the same admission (and the same rate limit)
 as every other route, and only when a key is sent. A missing, bad or rate-limited key, or a role
 below that, gets the public report: health itself never answers 401, 403 or 429.
