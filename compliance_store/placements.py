@@ -27,8 +27,9 @@ __all__ = ["BlockSums", "Anchors", "Placements", "ANCHOR_EVERY", "DEFAULT_PLACEM
 ANCHOR_EVERY = 500
 """Rows between two anchors: a deep page skips fewer than this many rows after its seek."""
 
-DEFAULT_PLACEMENT_BYTES = 16 * 1024 * 1024
-"""Bytes of block sums and anchors one table of one store keeps over all filter sets."""
+DEFAULT_PLACEMENT_BYTES = 32 * 1024 * 1024
+"""Bytes of block sums and anchors one table of one store keeps over all filter sets (what core's
+total cache kept of both before, together: anchor keys and block sums share one bound now)."""
 
 _ANCHOR_BYTES = 200
 """About what one anchor key holds with its two strings."""
