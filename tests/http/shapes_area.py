@@ -30,7 +30,8 @@ import attrs
 from compliance_core.kernel.errors import NotFound
 from compliance_core.kernel.events import Event
 from compliance_core.kernel.operations import Standard, operation, page_of
-from compliance_core.kernel.pagination import Page, PageCache, PageRequest
+from compliance_core.kernel.page_cache import PageCache
+from compliance_core.kernel.pages import Page, PageRequest
 from compliance_core.kernel.permissions import MANAGERS, OWNERS, READERS, Action, Actor
 from compliance_core.kernel.records import Filter, Records, changed, fetch
 from compliance_core.kernel.registry import Accepted, Area, Download, Route, Session

@@ -11,7 +11,7 @@ import attrs
 import pytest
 from openapi_spec_validator import validate
 
-from compliance_core.kernel.pagination import MAX_PAGE, MAX_PER_PAGE
+from compliance_core.kernel.pages import MAX_PAGE, MAX_PER_PAGE
 from compliance_core.kernel.rendering import wire_name
 from compliance_core.kernel.validation import schema_of
 from compliance_http.openapi import openapi_document
