@@ -107,10 +107,11 @@ class Declared:
             given=tuple(f"{area}.{step if isinstance(step, str) else step.method}" for step in self._given),
             **self._declaration,
         )
-        if self.operation is not None and self.operation != declared:
+        if self.operation is None:
+            self.operation = declared
+        elif self.operation != declared:
             raise ValueError(f"{declared.name} is already declared as {self.operation.name}")
-        self.operation = declared
-        return declared
+        return self.operation
 
     def __get__(self, service: Any, owner: type | None = None) -> Any:
         if service is None:

@@ -264,7 +264,8 @@ class Area(Generic[S]):
     def __attrs_post_init__(self) -> None:
         if self.api is not None:
             declared = tuple(declaration.declare(self.name) for declaration in declarations(self.api))
-            object.__setattr__(self, "operations", (*declared, *self.operations))
+            extra = tuple(operation for operation in self.operations if operation not in declared)
+            object.__setattr__(self, "operations", (*declared, *extra))
         for operation in self.operations:
             if operation.area != self.name:
                 raise ValueError(f"operation {operation.name} declared in area {self.name}")

@@ -211,3 +211,12 @@ def test_every_create_example_makes_a_record_only_its_organization_reads(
     if "list" in operations:
         assert record in area.list().items
         assert record not in getattr(outsider, create.area).list().items
+
+
+@pytest.mark.parametrize("area", AREAS, ids=[area.name for area in AREAS])
+def test_an_area_evolved_declares_the_same_operations_once(area: Area) -> None:
+    """Tests evolve areas (another table, another chore); the copy must neither re-declare
+    the service's methods as new objects nor list them twice."""
+    evolved = attrs.evolve(area, records=area.records)
+    assert evolved.operations == area.operations
+    assert all(new is old for new, old in zip(evolved.operations, area.operations, strict=True))
