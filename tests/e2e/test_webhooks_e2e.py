@@ -21,7 +21,7 @@ import pytest
 from compliance_core import Platform
 from compliance_core.areas.api_keys import NewApiKey
 from compliance_core.areas.vendors import NewVendor
-from compliance_core.areas.webhooks import NewWebhook, WebhookPolicy
+from compliance_core.areas.webhooks import DeliveryQuery, DeliveryState, NewWebhook, WebhookPolicy
 from e2e_support import COMPLIANCE, ServerProcess
 from webhook_receiver import Answer, Receiver
 
@@ -85,6 +85,14 @@ class World:
     platform: Platform
     owner: Any
 
+    def succeeded(self, webhook_id: str, count: int, timeout: float = 10.0) -> None:
+        """Wait until ``count`` deliveries to the endpoint are recorded as succeeded."""
+        deadline = time.monotonic() + timeout
+        done = DeliveryQuery(state=DeliveryState.SUCCEEDED)
+        while len(self.platform.webhooks.deliveries(self.owner, webhook_id, done).items) < count:
+            assert time.monotonic() < deadline, f"{count} deliveries not recorded within {timeout} s"
+            time.sleep(0.02)
+
     def vendors(self, count: int, prefix: str = "Vendor") -> list[str]:
         return [self.platform.vendors.create(self.owner, NewVendor(name=f"{prefix} {n}")).id for n in range(count)]
 
@@ -103,10 +111,15 @@ def test_killing_the_worker_loses_nothing(tmp_path: Path, workers: Callable[[str
     db = f"sqlite:///{tmp_path / 'w.db'}"
     acme = world(db)
     with Receiver() as receiver:
-        acme.platform.webhooks.create(acme.owner, NewWebhook(url=f"{receiver.url}/a", events=["vendor.created"]))
+        endpoint = acme.platform.webhooks.create(
+            acme.owner, NewWebhook(url=f"{receiver.url}/a", events=["vendor.created"])
+        )
         first = workers(db)
         acme.vendors(3, "Before")
         receiver.wait_for(3)
+        # delivery is at least once: a worker killed between the receiver's answer and its own
+        # record of it sends that event again, so kill it only once it has recorded all three
+        acme.succeeded(endpoint.webhook.id, 3)
         first.kill()  # SIGKILL: no chance to finish anything
         acme.vendors(5, "While down")  # committed while nobody delivers
         time.sleep(0.5)
