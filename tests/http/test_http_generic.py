@@ -224,6 +224,15 @@ def test_another_organizations_ids_look_like_ids_that_never_existed(world: World
     check_answer(DOCUMENT, _documented(endpoint.path), endpoint.method, 404, foreign.json)
 
 
+@pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e.operation.ids and e.method == "GET"], ids=_name)
+def test_an_id_of_any_shape_is_one_that_never_existed(world: World, endpoint: Endpoint) -> None:
+    """The document lets a path id be any string, and an id is opaque: a malformed one names no
+    record (404), it is not a bad request."""
+    for odd in ("0", "null", "x" * 80):
+        result = world.call(world.owner, endpoint, {name: odd for name in endpoint.operation.ids})
+        assert result.status_code == 404, (odd, result.text)
+
+
 @pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e.method == "GET"], ids=_name)
 def test_head_answers_wherever_get_does(world: World, endpoint: Endpoint) -> None:
     ids = world.ids(endpoint)

@@ -30,7 +30,6 @@ from ...kernel.validation import (
     blank_text,
     boolean,
     http_url,
-    optional_id,
     patch_field,
     register_schema,
 )
@@ -234,7 +233,10 @@ optional_state = register_schema(
 
 @attrs.frozen(kw_only=True)
 class DeliveryFilter(Filter):
-    webhook_id: str | None = attrs.field(default=None, converter=optional_id)
+    """The store's filter of attempts; the service sets the endpoint from the path, where any
+    string names an endpoint or none (a 404, never a malformed-id 400)."""
+
+    webhook_id: str | None = None
     state: DeliveryState | None = attrs.field(default=None, converter=optional_state)
 
 
