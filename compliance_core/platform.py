@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -26,6 +26,18 @@ from .kernel.permissions import Actor, Role
 from .kernel.registry import Area, Chore, Operation
 from .kernel.rendering import Renderer
 from .kernel.uow import Context, Store, UnitOfWork
+
+if TYPE_CHECKING:
+    from .areas.api_keys import ApiKeyService
+    from .areas.audit_log import AuditLogService
+    from .areas.finding_templates import FindingTemplateService
+    from .areas.findings import FindingService
+    from .areas.organizations import OrganizationService
+    from .areas.people import PeopleService
+    from .areas.policies import PolicyService
+    from .areas.risks import RiskService
+    from .areas.vendors import VendorService
+    from .areas.webhooks import WebhookService
 
 __all__ = ["Platform", "Bootstrap", "STORE_ENTRY_POINTS", "declared_chores", "open_store", "version"]
 
@@ -78,6 +90,19 @@ class Platform:
     >>> platform.vendors.list(platform.actor(boot.organization.id)).total
     0
     """
+
+    # Each built-in area's service, typed for embedders and their type checkers. Annotations
+    # only: ``__getattr__`` answers them from ``services``, as it does for areas an embedder adds.
+    organizations: OrganizationService
+    api_keys: ApiKeyService
+    people: PeopleService
+    vendors: VendorService
+    findings: FindingService
+    finding_templates: FindingTemplateService
+    audit_log: AuditLogService
+    webhooks: WebhookService
+    policies: PolicyService
+    risks: RiskService
 
     def __init__(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from typing import Any
 
 import attrs
@@ -220,3 +221,11 @@ def test_an_area_evolved_declares_the_same_operations_once(area: Area) -> None:
     evolved = attrs.evolve(area, records=area.records)
     assert evolved.operations == area.operations
     assert all(new is old for new, old in zip(evolved.operations, area.operations, strict=True))
+
+
+def test_the_platform_names_each_built_in_area_with_its_service_type() -> None:
+    """Embedders' type checkers see ``platform.vendors`` as a ``VendorService``: an area added to
+    ``AREAS`` without its annotation on ``Platform`` would reach them as ``Any``."""
+    services = {area.api.__name__: area.api for area in AREAS if area.api is not None}
+    hints = typing.get_type_hints(Platform, localns=services)
+    assert {area.name: hints.get(area.name) for area in AREAS} == {area.name: area.api for area in AREAS}
