@@ -90,10 +90,11 @@ class Client:
         self.areas: Mapping[str, AreaClient] = {area.name: AreaClient(transport, area) for area in areas}
 
     def __getattr__(self, name: str) -> AreaClient:
-        areas = self.__dict__.get("areas", {})
+        areas: Mapping[str, AreaClient] = self.__dict__.get("areas", {})
         if name in areas:
             return areas[name]
         raise AttributeError(name)
 
     def health(self) -> dict[str, Any]:
-        return self.transport.call(HEALTH, {})
+        report: dict[str, Any] = self.transport.call(HEALTH, {})
+        return report

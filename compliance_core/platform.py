@@ -59,7 +59,8 @@ def open_store(url: str, **options: Any) -> Store:
         scheme = "postgresql"
     for entry in importlib.metadata.entry_points(group=STORE_ENTRY_POINTS):
         if entry.name == scheme:
-            return entry.load()(url, **options)
+            store: Store = entry.load()(url, **options)
+            return store
     known = sorted(e.name for e in importlib.metadata.entry_points(group=STORE_ENTRY_POINTS))
     raise ValidationError.field("url", url, f"no store for this URL scheme; installed: {', '.join(known) or 'none'}")
 

@@ -23,7 +23,7 @@ from .wire import Wire
 __all__ = ["create_app"]
 
 
-def create_app(platform: Platform, *, access_log: AccessLog | None = None) -> falcon.App:
+def create_app(platform: Platform, *, access_log: AccessLog | None = None) -> falcon.App[Any, Any]:
     """A WSGI app serving ``platform`` over /v1: every operation of its areas, on the route
     each declares.
 

@@ -78,7 +78,7 @@ def _clip(text: str, limit: int = MAX_ECHOED_PATH) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def install(app: falcon.App, wire: Wire) -> None:
+def install(app: falcon.App[Any, Any], wire: Wire) -> None:
     """Register the handlers; Falcon picks the most specific one for each exception."""
 
     def send(

@@ -400,7 +400,7 @@ class _Schemas:
         }
         return {"$ref": _SCHEMAS + name}
 
-    def field(self, hint: Any, field: attrs.Attribute, *, output: bool) -> dict[str, Any]:
+    def field(self, hint: Any, field: attrs.Attribute[Any], *, output: bool) -> dict[str, Any]:
         """The schema of a model's field: its type and, on the way in, what its converter enforces.
 
         A converter checking a list of objects with a model of its own registers that model as

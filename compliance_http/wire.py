@@ -378,7 +378,7 @@ class Wire:
             raise ValidationError.field("body", _json_type(body), "must be a JSON object")
         return model(**self._arguments(body, self._shape(model), ""))
 
-    def members(self, body: Any, model: type, check: Callable[..., Any]) -> list[Any]:
+    def members(self, body: Any, model: type, check: Callable[..., Any]) -> Any:
         """The entries of a bulk-create body, renamed for core, which checks each one with
         ``check`` and reports every bad entry's index, field, value and reason; unknown keys
         found here are merged into that report."""

@@ -156,4 +156,5 @@ def _row_reader(
         arguments[index] = f"{names[index]}=None if row[{index}] is None else decode_{index}(row[{index}])"
     source = f"def from_row(row):\n    return model({', '.join(arguments)})\n"
     exec(compile(source, f"<row reader for {model.__qualname__}>", "exec"), scope)
-    return scope["from_row"]
+    from_row: Callable[[Sequence[Any]], M] = scope["from_row"]
+    return from_row

@@ -127,7 +127,7 @@ class NewOrganization:
 _SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
-def _slug(value: Any, field: attrs.Attribute) -> Any:
+def _slug(value: Any, field: attrs.Attribute[Any]) -> Any:
     if value is None or isinstance(value, Unset):
         return value
     if not isinstance(value, str) or not 2 <= len(value) <= 64 or not _SLUG.fullmatch(value):
@@ -151,7 +151,7 @@ slug = register_schema(
 _COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
-def _color(value: Any, field: attrs.Attribute) -> Any:
+def _color(value: Any, field: attrs.Attribute[Any]) -> Any:
     if value is None or isinstance(value, Unset):
         return value
     if not isinstance(value, str) or not _COLOR.fullmatch(value):

@@ -12,7 +12,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import attrs
 
@@ -93,7 +93,7 @@ def run_idempotent(
                 "this Idempotency-Key was already used with a different request",
                 {"field": "Idempotency-Key", "value": key, "operation": found.operation},
             )
-        return found.result
+        return cast(T, found.result)
     result = run()
     tx[IDEMPOTENCY].put(
         IdempotencyRecord(

@@ -38,7 +38,7 @@ class RandomIds:
 @attrs.define
 class SequentialIds:
     start: int = 1
-    _counter: itertools.count = attrs.field(init=False)
+    _counter: itertools.count[int] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self._counter = itertools.count(self.start)

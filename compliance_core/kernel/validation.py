@@ -18,7 +18,7 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -77,11 +77,17 @@ class Unset(enum.Enum):
 UNSET = Unset.UNSET
 
 
-def _fail(field: attrs.Attribute, value: Any, reason: str) -> ValidationError:
+def _fail(field: attrs.Attribute[Any], value: Any, reason: str) -> ValidationError:
     return ValidationError.field(wire_name(field.name), value, reason)
 
 
-class Checked(attrs.Converter):
+if TYPE_CHECKING:
+    _Converter = attrs.Converter[Any, Any]
+else:  # attrs.Converter takes no type arguments at run time
+    _Converter = attrs.Converter
+
+
+class Checked(_Converter):
     """An ``attrs.Converter`` that ``schema_of`` can describe (it can be weakly referenced, so
     the schema registry never keeps a converter alive)."""
 
@@ -156,9 +162,9 @@ def page_schemas() -> dict[str, dict[str, Any]]:
 
 
 def _converter(
-    check: Callable[[Any, attrs.Attribute], Any], schema: Mapping[str, Any], optional: bool = False
+    check: Callable[[Any, attrs.Attribute[Any]], Any], schema: Mapping[str, Any], optional: bool = False
 ) -> Checked:
-    def convert(value: Any, field: attrs.Attribute) -> Any:
+    def convert(value: Any, field: attrs.Attribute[Any]) -> Any:
         if value is UNSET or (optional and value is None):
             return value
         return check(value, field)
@@ -193,13 +199,13 @@ def _visible(char: str) -> bool:
     return not (char.isspace() or unicodedata.category(char) in _INVISIBLE_CATEGORIES or _IGNORABLE.match(char))
 
 
-def _text(max_length: int, min_length: int, names: bool) -> Callable[[Any, attrs.Attribute], str]:
-    def check(value: Any, field: attrs.Attribute) -> str:
-        if not isinstance(value, str):
-            raise _fail(field, value, "must be a string")
-        if len(value) > max_length:  # as sent, so the documented maxLength is exact
-            raise _fail(field, value, f"must be at most {max_length} characters")
-        value = value.strip()
+def _text(max_length: int, min_length: int, names: bool) -> Callable[[Any, attrs.Attribute[Any]], str]:
+    def check(sent: Any, field: attrs.Attribute[Any]) -> str:
+        if not isinstance(sent, str):
+            raise _fail(field, sent, "must be a string")
+        if len(sent) > max_length:  # as sent, so the documented maxLength is exact
+            raise _fail(field, sent, f"must be at most {max_length} characters")
+        value = sent.strip()
         if _CONTROL.search(value):
             raise _fail(field, value, "must not contain control characters")
         if names and _BIDI_CONTROLS.search(value):
@@ -299,10 +305,10 @@ def blank_text(max_length: int) -> Checked:
     return _converter(lambda value, field: "" if value is None else check(value, field), schema)
 
 
-def _choice(enum_cls: type[E], fold_case: bool) -> Callable[[Any, attrs.Attribute], E]:
+def _choice(enum_cls: type[E], fold_case: bool) -> Callable[[Any, attrs.Attribute[Any]], E]:
     allowed = ", ".join(str(m.value) for m in enum_cls)
 
-    def check(value: Any, field: attrs.Attribute) -> E:
+    def check(value: Any, field: attrs.Attribute[Any]) -> E:
         if isinstance(value, enum_cls):
             return value
         try:
@@ -331,7 +337,7 @@ def optional_choice(enum_cls: type[E], *, fold_case: bool = False) -> Checked:
     return _converter(_choice(enum_cls, fold_case), _choice_schema(enum_cls, fold_case), optional=True)
 
 
-def _boolean(value: Any, field: attrs.Attribute) -> bool:
+def _boolean(value: Any, field: attrs.Attribute[Any]) -> bool:
     if not isinstance(value, bool):
         raise _fail(field, value, "must be true or false")
     return value
@@ -343,7 +349,7 @@ boolean = _converter(_boolean, {"type": "boolean"})
 def integer(minimum: int, maximum: int) -> Checked:
     """A whole number within bounds (true and false are not numbers here)."""
 
-    def check(value: Any, field: attrs.Attribute) -> int:
+    def check(value: Any, field: attrs.Attribute[Any]) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
             raise _fail(field, value, f"must be an integer from {minimum} to {maximum}")
         return value
@@ -368,7 +374,7 @@ EEA_COUNTRIES = frozenset(
 )
 
 
-def _country(value: Any, field: attrs.Attribute) -> str:
+def _country(value: Any, field: attrs.Attribute[Any]) -> str:
     if not isinstance(value, str) or value.upper() not in COUNTRIES or value not in (value.upper(), value.lower()):
         raise _fail(field, value, "must be an ISO 3166-1 alpha-2 country code")
     return value.upper()
@@ -383,7 +389,7 @@ country = _converter(_country, _COUNTRY_SCHEMA)
 optional_country = _converter(_country, _COUNTRY_SCHEMA, optional=True)
 
 
-def _url(value: Any, field: attrs.Attribute) -> str:
+def _url(value: Any, field: attrs.Attribute[Any]) -> str:
     if not isinstance(value, str) or len(value) > 2048:
         raise _fail(field, value, "must be an http(s) URL of at most 2048 characters")
     try:
@@ -411,7 +417,7 @@ http_url = _converter(_url, _URL_SCHEMA)
 _DATE = re.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-def _date(value: Any, field: attrs.Attribute) -> dt.date:
+def _date(value: Any, field: attrs.Attribute[Any]) -> dt.date:
     """Only a calendar date: a ``datetime`` (or a date-time string) is refused rather than
     shifted to some time zone's date."""
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
@@ -446,7 +452,7 @@ required_date = _converter(
 """``date`` that refuses null."""
 
 
-def _timestamp(value: Any, field: attrs.Attribute) -> dt.datetime:
+def _timestamp(value: Any, field: attrs.Attribute[Any]) -> dt.datetime:
     if isinstance(value, dt.datetime):
         return utc(value)
     if isinstance(value, str) and len(value) > 10:
@@ -470,7 +476,7 @@ timestamp = _converter(
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-def _email(value: Any, field: attrs.Attribute) -> str:
+def _email(value: Any, field: attrs.Attribute[Any]) -> str:
     if not isinstance(value, str) or len(value) > 254 or not _EMAIL.match(value.strip()):
         raise _fail(field, value, "must be an e-mail address")
     return value.strip().lower()
@@ -502,7 +508,7 @@ class Patch:
 _ID = re.compile(r"^[a-z]+(_[a-z]+)?_[0-9a-zA-Z]+$")
 
 
-def _id(value: Any, field: attrs.Attribute) -> str:
+def _id(value: Any, field: attrs.Attribute[Any]) -> str:
     if not isinstance(value, str) or not _ID.match(value) or len(value) > 64:
         raise _fail(field, value, "must be an identifier such as mem_...")
     return value
@@ -519,7 +525,7 @@ def id_list(max_items: int) -> Checked:
     """A list of identifiers (links to other records): null means none, repeats are dropped
     (first occurrence kept) and each entry must be an identifier; stored as a tuple."""
 
-    def check(value: Any, field: attrs.Attribute) -> tuple[str, ...]:
+    def check(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
         if value is None:
             return ()
         if not isinstance(value, (list, tuple)):

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import waitress
 from waitress.server import BaseWSGIServer
@@ -242,8 +242,8 @@ def _watch_parent(parent_pid: int) -> None:
 
 def _enter_app(made: Any, stack: contextlib.ExitStack) -> WSGIApp:
     if isinstance(made, contextlib.AbstractContextManager):
-        return stack.enter_context(made)
-    return made
+        return cast(WSGIApp, stack.enter_context(made))
+    return cast(WSGIApp, made)
 
 
 def _describe(error: BaseException) -> str:

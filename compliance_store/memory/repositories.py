@@ -151,7 +151,8 @@ class MemoryOrganizations(_Repo):
     update = add
 
     def get(self, organization_id: str) -> Organization | None:
-        return self.t.get("organizations", organization_id)
+        found: Organization | None = self.t.get("organizations", organization_id)
+        return found
 
     def count(self) -> int:
         return len(self.t.data["organizations"])
@@ -281,7 +282,8 @@ class MemoryPeople(MemoryRecords):
 
 class MemoryIdempotency(_Repo):
     def get(self, organization_id: str, principal: str, key: str) -> IdempotencyRecord | None:
-        return self.t.get("idempotency", (organization_id, principal, key))
+        found: IdempotencyRecord | None = self.t.get("idempotency", (organization_id, principal, key))
+        return found
 
     def put(self, record: IdempotencyRecord) -> None:
         self.t.set("idempotency", (record.organization_id, record.principal, record.key), record)
@@ -302,7 +304,8 @@ class MemoryIdempotency(_Repo):
 
 class MemoryRateLimits(_Repo):
     def get(self, key_id: str) -> Bucket | None:
-        return self.t.get("buckets", key_id)
+        found: Bucket | None = self.t.get("buckets", key_id)
+        return found
 
     def put(self, key_id: str, bucket: Bucket) -> None:
         self.t.set("buckets", key_id, bucket)

@@ -6,7 +6,7 @@ import contextlib
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from compliance_core.areas import AREAS
 from compliance_core.kernel.registry import Area, Repo
@@ -84,7 +84,7 @@ class MemorySession:
         self._repositories = repositories
 
     def __getitem__(self, repo: Repo[R]) -> R:
-        return self._repositories[repo.name]
+        return cast(R, self._repositories[repo.name])
 
 
 class MemoryStore:

@@ -10,7 +10,7 @@ and ``session[VENDORS]`` is one dict lookup.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 
@@ -52,7 +52,7 @@ class PostgresSession:
 
     def __getitem__(self, repo: Repo[R]) -> R:
         try:
-            return self._repositories[repo.name]
+            return cast(R, self._repositories[repo.name])
         except KeyError:
             raise KeyError(
                 f"this PostgreSQL store keeps no repository {repo.name!r}: is its area among the store's areas?"

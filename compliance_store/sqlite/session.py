@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from compliance_core.kernel.registry import Repo
 
@@ -49,7 +49,7 @@ class SqliteSession:
 
     def __getitem__(self, repo: Repo[R]) -> R:
         try:
-            return self._repositories[repo.name]
+            return cast(R, self._repositories[repo.name])
         except KeyError:
             raise KeyError(
                 f"this SQLite store keeps no repository {repo.name!r}: is its area among the store's areas?"

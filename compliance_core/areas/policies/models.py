@@ -225,7 +225,7 @@ _ID = re.compile(r"^[a-z]+(_[a-z]+)?_[0-9a-zA-Z]+$")
 def _id_list(wire: str, example: str, limit: int, description: str) -> Checked:
     """A list of record ids (null: none), duplicates dropped, each named by its index when bad."""
 
-    def check(value: Any, field: attrs.Attribute) -> Any:
+    def check(value: Any, field: attrs.Attribute[Any]) -> Any:
         if value is UNSET:
             return value
         if value is None:

@@ -112,7 +112,7 @@ class IssuedWebhook:
     )
 
 
-def _event_types(value: Any, field: attrs.Attribute) -> Any:
+def _event_types(value: Any, field: attrs.Attribute[Any]) -> Any:
     """A list of event type names (``vendor.created``) or ``["*"]``; the names are checked
     against the platform's catalogue by the service, which knows it."""
     if isinstance(value, Unset):
@@ -216,7 +216,7 @@ class WebhookDelivery:
 _STATES = ", ".join(state.value for state in DeliveryState)
 
 
-def _state(value: Any, field: attrs.Attribute) -> Any:
+def _state(value: Any, field: attrs.Attribute[Any]) -> Any:
     if value is None or isinstance(value, DeliveryState):
         return value
     try:
