@@ -21,7 +21,7 @@ from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
 from .kernel.events import Signals
 from .kernel.ids import IdGenerator, RandomIds
-from .kernel.pagination import DEFAULT_BUDGET, PageCache
+from .kernel.page_cache import DEFAULT_BUDGET, PageCache
 from .kernel.permissions import Actor, Role
 from .kernel.registry import Area, Chore, Operation
 from .kernel.rendering import Renderer

@@ -12,7 +12,7 @@ import attrs
 
 from ..kernel.audit import AUDIT_LOG
 from ..kernel.operations import Standard
-from ..kernel.pagination import PageCache
+from ..kernel.page_cache import PageCache
 from ..kernel.permissions import READERS, Action
 from ..kernel.registry import Area, Route
 from ..kernel.uow import UnitOfWork

@@ -9,7 +9,7 @@ import attrs
 
 from ..kernel.events import Event
 from ..kernel.operations import Standard
-from ..kernel.pagination import PageCache
+from ..kernel.page_cache import PageCache
 from ..kernel.permissions import MANAGERS, READERS, Action
 from ..kernel.records import Filter, Records
 from ..kernel.registry import Area, Route

@@ -25,7 +25,7 @@ import attrs
 
 from .events import Event
 from .idempotency import run_idempotent
-from .pagination import Page, PageRequest
+from .pages import Page, PageRequest
 from .permissions import Action, Actor, authorize
 from .records import Records, changed, fetch, list_page
 from .registry import Operation, Route

@@ -19,7 +19,7 @@ from .audit import AUDIT_LOG, entry_for
 from .clock import Clock
 from .events import OUTBOX, Event, OutboxMessage, Signals, event_body
 from .ids import IdGenerator
-from .pagination import PageCache
+from .page_cache import PageCache
 from .permissions import Actor
 from .registry import Repo, Session
 from .rendering import Renderer, json_value

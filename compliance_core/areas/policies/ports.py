@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ...kernel.pagination import PageRequest
+from ...kernel.pages import PageRequest
 from ...kernel.permissions import Role
 from ...kernel.registry import Repo
 

@@ -16,7 +16,8 @@ import attrs
 from ...kernel.clock import utc
 from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
 from ...kernel.operations import Standard, operation, page_of
-from ...kernel.pagination import Page, PageCache, PageRequest
+from ...kernel.page_cache import PageCache
+from ...kernel.pages import Page, PageRequest
 from ...kernel.permissions import MANAGERS, Actor, Role
 from ...kernel.records import changed, fetch
 from ...kernel.registry import Download, Route, Session
