@@ -25,7 +25,8 @@ from typing import Any
 import attrs
 import falcon.testing
 
-from compliance_core.kernel.pagination import PageCache, PageRequest
+from compliance_core.kernel.page_cache import PageCache
+from compliance_core.kernel.pages import PageRequest
 from compliance_core.platform import Platform
 
 from .bare import create_bare_app

@@ -18,7 +18,7 @@ import attrs
 from ..kernel.errors import Conflict, Forbidden, ValidationError, require
 from ..kernel.events import Event
 from ..kernel.operations import Once, operation
-from ..kernel.pagination import Page, PageRequest, check_position
+from ..kernel.pages import Page, PageRequest, check_position
 from ..kernel.permissions import MANAGERS, Action, Actor, Role, ensure_can_grant
 from ..kernel.registry import Area, Repo, Route, Session
 from ..kernel.rendering import WireView

@@ -20,7 +20,8 @@ from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
 from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
 from ..kernel.operations import Once, Standard, operation, page_of
-from ..kernel.pagination import Page, PageCache, PageRequest
+from ..kernel.page_cache import PageCache
+from ..kernel.pages import Page, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor
 from ..kernel.records import Filter, Records, changed, fetch
 from ..kernel.registry import Area, Repo, Route, Session

@@ -12,7 +12,7 @@ import attrs
 from ..kernel.errors import MAX_ECHO_CHARS, Conflict, Forbidden, ValidationError, bounded, cut_text
 from ..kernel.events import Event
 from ..kernel.operations import Once, Standard, operation
-from ..kernel.pagination import PageCache
+from ..kernel.page_cache import PageCache
 from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, ensure_can_grant
 from ..kernel.records import Filter, Records, changed, fetch
 from ..kernel.registry import Area, Repo, Route, Session

@@ -45,7 +45,7 @@ from typing import Protocol
 import attrs
 
 from ...kernel.events import OUTBOX, OutboxMessage
-from ...kernel.pagination import MAX_PER_PAGE, PageRequest
+from ...kernel.pages import MAX_PER_PAGE, PageRequest
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
     DELIVERIES,

@@ -11,7 +11,8 @@ import attrs
 from ...kernel.errors import Conflict, NotFound, ValidationError
 from ...kernel.events import Event, event_body
 from ...kernel.operations import Once, Standard, operation, page_of
-from ...kernel.pagination import Page, PageCache, PageRequest
+from ...kernel.page_cache import PageCache
+from ...kernel.pages import Page, PageRequest
 from ...kernel.permissions import Actor
 from ...kernel.records import changed, fetch
 from ...kernel.registry import Accepted, Route
