@@ -196,7 +196,9 @@ def _measure(
     results = []
     for columns, values in filter_sets:
         active = ("archived", *columns)
-        count_sql, page_sql, first_sql, hop_sql, seek_sql = query._statements_for(active)
+        statements = query._statements_for(active)
+        count_sql, page_sql, first_sql = statements.count_rows, statements.page, statements.first
+        hop_sql, seek_sql = statements.hop, statements.seek
         params = [organization, False, *values]
         row: dict[str, Any] = {"filters": columns, "values": values}
         row["count_ms"], counted = db.timed(count_sql, params)
