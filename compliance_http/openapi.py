@@ -51,6 +51,7 @@ _ERRORS = {
     413: "PayloadTooLarge",
     429: "RateLimited",
     500: "InternalError",
+    503: "ServiceUnavailable",
 }
 _WHEN = {
     400: "The request's parameters, headers or body break a documented rule, or a rule across "
@@ -63,6 +64,8 @@ _WHEN = {
     413: f"The body is larger than {MAX_BODY_BYTES} bytes",
     429: "The key's bucket is empty: wait Retry-After seconds",
     500: "An unexpected error, logged with the request id; retrying with the same Idempotency-Key is safe",
+    503: "The work's bounded pool is busy or the work passed its time limit: retry after Retry-After "
+    "seconds (details.retryAfter)",
 }
 _READS = frozenset({"GET", "HEAD"})
 
@@ -232,7 +235,7 @@ def _statuses(route: Endpoint) -> list[int]:
 
     Every route: 400 (an unknown or malformed query parameter) and 500. Authenticated routes: 401,
     403 and 429. Routes with path ids: 404. Writes: 409 (an Idempotency-Key reused, a unique value
-    taken, a state that forbids the change). Routes with a body: 413.
+    taken, a state that forbids the change). Routes with a body: 413. Bounded work: 503.
     """
     core = route.operation
     statuses = [400, 500] if route.public else [400, 401, 403, 429, 500]
@@ -242,6 +245,8 @@ def _statuses(route: Endpoint) -> list[int]:
         statuses.append(409)
     if core.body is not None:
         statuses.append(413)
+    if core.bounded:
+        statuses.append(503)
     return sorted(statuses)
 
 
@@ -509,8 +514,9 @@ def _describe(owner: Any) -> str:
 
 def _error_response(name: str, status: int) -> dict[str, Any]:
     headers: dict[str, Any] = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
-    if status == 429:
+    if status in (429, 503):
         headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+    if status == 429:
         for header in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             headers[header] = {"$ref": f"#/components/headers/{header}"}
     code = code_for_status(status)

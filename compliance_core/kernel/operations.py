@@ -154,6 +154,7 @@ def operation(
     example: Mapping[str, Any] | None = None,
     media_type: str | None = None,
     given: tuple[Declared | str, ...] = (),
+    bounded: bool = False,
 ) -> Callable[[Callable[..., Any]], Declared]:
     """Declare the decorated service method as an operation (the parameters are
     ``Operation``'s; the ids are the method's parameters between ``actor`` and the rest, and
@@ -174,6 +175,7 @@ def operation(
             result=result,
             example=example,
             media_type=media_type,
+            bounded=bounded,
         )
 
     return declare

@@ -139,6 +139,8 @@ class Operation:
     :param given: operations of the same area (taking the same ids, each with its ``example``)
         that bring a new record into the state this one starts from (approving needs a
         submission first); the generic suites run them as the owner before calling this one
+    :param bounded: its work runs on a bounded pool under a time limit (the PDF renderer), so it
+        may refuse with ``ServiceUnavailable`` (HTTP 503 with Retry-After) when that pool is busy
     """
 
     name: str
@@ -154,6 +156,7 @@ class Operation:
     example: Mapping[str, Any] | None = None
     media_type: str | None = None
     given: tuple[str, ...] = ()
+    bounded: bool = False
 
     @property
     def area(self) -> str:

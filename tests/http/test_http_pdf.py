@@ -16,8 +16,9 @@ import pypdf
 import pytest
 
 from compliance_core import Platform
+from compliance_http.openapi import openapi_document
 from compliance_pdf.pool import RenderPool
-from http_support import Api, error
+from http_support import Api, check_answer, error
 
 ROOT = "/v1/policies"
 GATED = Path(__file__).resolve().parents[1] / "pdf_gated_worker.py"
@@ -81,7 +82,11 @@ def test_a_render_past_the_time_limit_answers_503(api: Api, platform: Platform, 
     assert details == {"retryAfter": 1, "reason": "render time limit", "limitSeconds": 0.5}
     assert result.headers["Retry-After"] == "1"
     assert result.json["requestId"] == result.headers["X-Request-Id"]
-    error(api.get(f"{ROOT}/download-all"), 503, "internal_error")
+    document = openapi_document()
+    check_answer(document, f"{ROOT}/{{policyId}}/pdf", "GET", 503, result.json)
+    every = api.get(f"{ROOT}/download-all")
+    error(every, 503, "internal_error")
+    check_answer(document, f"{ROOT}/download-all", "GET", 503, every.json)
     gate.release()
     again = api.get(pdf)
     assert again.status_code == 200, again.text

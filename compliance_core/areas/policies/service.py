@@ -389,6 +389,7 @@ class PolicyService:
         Route("GET", _ONE + "/pdf", "The version in force as a PDF"),
         result=Download,
         media_type=PDF,
+        bounded=True,
         given=(publish,),
     )
     def download(self, actor: Actor, policy_id: str) -> Download:
@@ -411,6 +412,7 @@ class PolicyService:
         Route("GET", _ALL + "/download-all", "Every policy in force as one PDF"),
         result=Download,
         media_type=PDF,
+        bounded=True,
     )
     def download_all(self, actor: Actor) -> Download:
         """Every policy in force, in one PDF, in the order they were created."""
