@@ -15,7 +15,7 @@ columns is counted and paged inside one index (see ``m0006_list_indexes`` for th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sqlite_utils import Database
 
@@ -237,6 +237,64 @@ def facet_keys(filters: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     return singles + pairs
 
 
+def _partition_of(row: str, partition: str | None) -> str:
+    return f'{row}."{partition}"' if partition else "0"
+
+
+def _changed(columns: Sequence[str]) -> str:
+    return " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in columns)
+
+
+def _key_value(row: str, key: tuple[str, ...], index: int) -> str:
+    return f'CAST({row}."{key[index]}" AS TEXT)' if index < len(key) else "''"
+
+
+def _in_organization(table: str, row: str) -> str:
+    return f"table_name = '{table}' AND organization_id = {row}.organization_id"
+
+
+def _block_of(table: str, row: str) -> str:
+    """The block ``row`` falls in: one seek of the ``list_blocks_by_start`` index."""
+    return (
+        f"(SELECT block FROM list_blocks WHERE {_in_organization(table, row)} AND (start_created_at, start_id) "
+        f"<= ({row}.created_at, {row}.id) ORDER BY start_created_at DESC, start_id DESC LIMIT 1)"
+    )
+
+
+_LOCATED = ("organization_id", "created_at", "id")
+"""What places a row in a block: a change of any moves it."""
+
+
+def _block_removals(table: str, keys: Sequence[tuple[str, ...]], partition: str | None, row: str, guarded: bool) -> str:
+    """The statements that take ``row`` out of its block's row count and its keys' counts."""
+    scope, where, block = _scope(partition), _in_organization(table, row), _block_of(table, row)
+    guard = f" AND ({_changed(_LOCATED)})" if guarded else ""
+    statements = [f"UPDATE list_blocks SET rows = rows - 1 WHERE {where} AND block = {block}{guard};"]
+    for key in keys:
+        guard = f" AND ({_changed((*_LOCATED, *scope, *key))})" if guarded else ""
+        statements.append(
+            f"UPDATE list_facet_blocks SET total = total - 1 WHERE {where} "
+            f"AND archived = {_partition_of(row, partition)} AND columns = '{','.join(key)}' "
+            f"AND value1 = {_key_value(row, key, 0)} AND value2 = {_key_value(row, key, 1)} AND block = {block}{guard};"
+        )
+    return " ".join(statements)
+
+
+def _triggers(
+    table: str, kind: str, moved: str, add: Callable[[str, bool], str], remove: Callable[[str, bool], str]
+) -> tuple[str, str, str]:
+    """The insert, delete and update triggers ``<table>_<kind>_*``: an update that changes
+    nothing ``moved`` tests runs neither statement list."""
+    return (
+        f"CREATE TRIGGER {table}_{kind}_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
+        f"CREATE TRIGGER {table}_{kind}_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
+        (
+            f"CREATE TRIGGER {table}_{kind}_update AFTER UPDATE ON {table} WHEN {moved} "
+            f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
+        ),
+    )
+
+
 def _facet_triggers(table: str, filters: Sequence[str], partition: str | None) -> tuple[str, str, str]:
     """One statement per counted facet, each a primary-key upsert or update (one statement over
     a UNION of the facets made SQLite scan them: 6x slower per deleted row). On an update, only
@@ -244,25 +302,16 @@ def _facet_triggers(table: str, filters: Sequence[str], partition: str | None) -
     are touched: the guard names only OLD and NEW, so SQLite tests it before any lookup."""
     scope = _scope(partition)
 
-    def part(row: str) -> str:
-        return f'{row}."{partition}"' if partition else "0"
-
-    def changed(key: tuple[str, ...]) -> str:
-        return " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in (*scope, *key))
-
-    def value(row: str, key: tuple[str, ...], index: int) -> str:
-        return f'CAST({row}."{key[index]}" AS TEXT)' if index < len(key) else "''"
-
     def add(row: str, guarded: bool) -> str:
         statements = []
         for key in facet_keys(filters):
             present = " AND ".join(f'{row}."{column}" IS NOT NULL' for column in key)
             if guarded:
-                present += f" AND ({changed(key)})"
+                present += f" AND ({_changed((*scope, *key))})"
             statements.append(
                 "INSERT INTO list_facets (table_name, organization_id, archived, columns, value1, value2, total) "
-                f"SELECT '{table}', {row}.organization_id, {part(row)}, '{','.join(key)}', "
-                f"{value(row, key, 0)}, {value(row, key, 1)}, 1 WHERE {present} "
+                f"SELECT '{table}', {row}.organization_id, {_partition_of(row, partition)}, '{','.join(key)}', "
+                f"{_key_value(row, key, 0)}, {_key_value(row, key, 1)}, 1 WHERE {present} "
                 "ON CONFLICT (table_name, organization_id, archived, columns, value1, value2) "
                 "DO UPDATE SET total = total + 1;"
             )
@@ -271,24 +320,16 @@ def _facet_triggers(table: str, filters: Sequence[str], partition: str | None) -
     def remove(row: str, guarded: bool) -> str:
         statements = []
         for key in facet_keys(filters):
-            guard = f" AND ({changed(key)})" if guarded else ""
+            guard = f" AND ({_changed((*scope, *key))})" if guarded else ""
             statements.append(
                 f"UPDATE list_facets SET total = total - 1 WHERE table_name = '{table}' "
-                f"AND organization_id = {row}.organization_id AND archived = {part(row)} "
-                f"AND columns = '{','.join(key)}' AND value1 = {value(row, key, 0)} "
-                f"AND value2 = {value(row, key, 1)}{guard};"
+                f"AND organization_id = {row}.organization_id AND archived = {_partition_of(row, partition)} "
+                f"AND columns = '{','.join(key)}' AND value1 = {_key_value(row, key, 0)} "
+                f"AND value2 = {_key_value(row, key, 1)}{guard};"
             )
         return " ".join(statements)
 
-    moved = " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in (*scope, *filters))
-    return (
-        f"CREATE TRIGGER {table}_facet_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
-        f"CREATE TRIGGER {table}_facet_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
-        (
-            f"CREATE TRIGGER {table}_facet_update AFTER UPDATE ON {table} WHEN {moved} "
-            f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
-        ),
-    )
+    return _triggers(table, "facet", _changed((*scope, *filters)), add, remove)
 
 
 BLOCK_ROWS = 1024
@@ -386,24 +427,6 @@ def _block_triggers(table: str, filters: Sequence[str], partition: str | None, r
     only the counts of a changed column, key, organization or partition are touched: each
     guard names only OLD and NEW, so SQLite tests it before any lookup."""
     scope = _scope(partition)
-    where = f"table_name = '{table}' AND organization_id = {{row}}.organization_id"
-
-    def block(row: str) -> str:
-        return (
-            f"(SELECT block FROM list_blocks WHERE {where.format(row=row)} AND (start_created_at, start_id) "
-            f"<= ({row}.created_at, {row}.id) ORDER BY start_created_at DESC, start_id DESC LIMIT 1)"
-        )
-
-    def part(row: str) -> str:
-        return f'{row}."{partition}"' if partition else "0"
-
-    def changed(columns: Sequence[str]) -> str:
-        return " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in columns)
-
-    def value(row: str, key: tuple[str, ...], index: int) -> str:
-        return f'CAST({row}."{key[index]}" AS TEXT)' if index < len(key) else "''"
-
-    located = ("organization_id", "created_at", "id")
 
     def add(row: str, guarded: bool) -> str:
         newer = f"(high_created_at, high_id) < ({row}.created_at, {row}.id)"
@@ -416,52 +439,33 @@ def _block_triggers(table: str, filters: Sequence[str], partition: str | None, r
                 "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
                 f"high_created_at, high_id, rows) SELECT '{table}', {row}.organization_id, block + 1, "
                 f"{row}.created_at, {row}.id, {row}.created_at, {row}.id, 0 FROM list_blocks "
-                f"WHERE {where.format(row=row)} AND rows >= {rows} AND {newer} "
-                f"AND block = (SELECT max(block) FROM list_blocks WHERE {where.format(row=row)});"
+                f"WHERE {_in_organization(table, row)} AND rows >= {rows} AND {newer} "
+                f"AND block = (SELECT max(block) FROM list_blocks WHERE {_in_organization(table, row)});"
             )
-        guard = f" AND ({changed(located)})" if guarded else ""
+        guard = f" AND ({_changed(_LOCATED)})" if guarded else ""
         statements.append(
             f"UPDATE list_blocks SET rows = rows + 1, "
             f"high_created_at = CASE WHEN {newer} THEN {row}.created_at ELSE high_created_at END, "
             f"high_id = CASE WHEN {newer} THEN {row}.id ELSE high_id END "
-            f"WHERE {where.format(row=row)} AND block = {block(row)}{guard};"
+            f"WHERE {_in_organization(table, row)} AND block = {_block_of(table, row)}{guard};"
         )
         for key in block_keys(filters):
             present = " AND ".join(["1", *(f'{row}."{column}" IS NOT NULL' for column in key)])
             if guarded:
-                present += f" AND ({changed((*located, *scope, *key))})"
+                present += f" AND ({_changed((*_LOCATED, *scope, *key))})"
             statements.append(
                 "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
-                f"block, total) SELECT '{table}', {row}.organization_id, {part(row)}, '{','.join(key)}', "
-                f"{value(row, key, 0)}, {value(row, key, 1)}, {block(row)}, 1 WHERE {present} "
+                f"block, total) SELECT '{table}', {row}.organization_id, {_partition_of(row, partition)}, '{','.join(key)}', "
+                f"{_key_value(row, key, 0)}, {_key_value(row, key, 1)}, {_block_of(table, row)}, 1 WHERE {present} "
                 "ON CONFLICT (table_name, organization_id, archived, columns, value1, value2, block) "
                 "DO UPDATE SET total = total + 1;"
             )
         return " ".join(statements)
 
     def remove(row: str, guarded: bool) -> str:
-        guard = f" AND ({changed(located)})" if guarded else ""
-        statements = [
-            f"UPDATE list_blocks SET rows = rows - 1 WHERE {where.format(row=row)} AND block = {block(row)}{guard};"
-        ]
-        for key in block_keys(filters):
-            guard = f" AND ({changed((*located, *scope, *key))})" if guarded else ""
-            statements.append(
-                f"UPDATE list_facet_blocks SET total = total - 1 WHERE {where.format(row=row)} "
-                f"AND archived = {part(row)} AND columns = '{','.join(key)}' AND value1 = {value(row, key, 0)} "
-                f"AND value2 = {value(row, key, 1)} AND block = {block(row)}{guard};"
-            )
-        return " ".join(statements)
+        return _block_removals(table, block_keys(filters), partition, row, guarded)
 
-    moved = changed((*located, *scope, *filters))
-    return (
-        f"CREATE TRIGGER {table}_block_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
-        f"CREATE TRIGGER {table}_block_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
-        (
-            f"CREATE TRIGGER {table}_block_update AFTER UPDATE ON {table} WHEN {moved} "
-            f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
-        ),
-    )
+    return _triggers(table, "block", _changed((*_LOCATED, *scope, *filters)), add, remove)
 
 
 def _fill_blocks(
@@ -626,38 +630,20 @@ def _block_triggers_v2(
     and the next block of one whose last block is full when the row is newer than all it held
     (what ``_block_triggers`` did in three statements: create block 0, open the next, count)."""
     scope = _scope(partition)
-    where = f"table_name = '{table}' AND organization_id = {{row}}.organization_id"
-
-    def block(row: str) -> str:
-        return (
-            f"(SELECT block FROM list_blocks WHERE {where.format(row=row)} AND (start_created_at, start_id) "
-            f"<= ({row}.created_at, {row}.id) ORDER BY start_created_at DESC, start_id DESC LIMIT 1)"
-        )
-
-    def part(row: str) -> str:
-        return f'{row}."{partition}"' if partition else "0"
-
-    def changed(names: Sequence[str]) -> str:
-        return " OR ".join(f'OLD."{column}" IS NOT NEW."{column}"' for column in names)
-
-    def value(row: str, key: tuple[str, ...], index: int) -> str:
-        return f'CAST({row}."{key[index]}" AS TEXT)' if index < len(key) else "''"
-
-    located = ("organization_id", "created_at", "id")
 
     def add(row: str, guarded: bool) -> str:
         opens = f"last.rows >= {rows} AND (last.high_created_at, last.high_id) < ({row}.created_at, {row}.id)"
         target = f"WHEN {opens} THEN last.block + 1 " if not guarded else ""
         start = f"CASE WHEN last.block IS NULL THEN '' ELSE {row}.{{column}} END"
         newer = "(high_created_at, high_id) < (excluded.high_created_at, excluded.high_id)"
-        guard = f"({changed(located)})" if guarded else "1"
+        guard = f"({_changed(_LOCATED)})" if guarded else "1"
         statements = [
             "INSERT INTO list_blocks (table_name, organization_id, block, start_created_at, start_id, "
             f"high_created_at, high_id, rows) SELECT '{table}', {row}.organization_id, "
-            f"CASE WHEN last.block IS NULL THEN 0 {target}ELSE {block(row)} END, "
+            f"CASE WHEN last.block IS NULL THEN 0 {target}ELSE {_block_of(table, row)} END, "
             f"{start.format(column='created_at')}, {start.format(column='id')}, {row}.created_at, {row}.id, 1 "
             "FROM (SELECT 1) LEFT JOIN (SELECT block, rows, high_created_at, high_id FROM list_blocks "
-            f"WHERE {where.format(row=row)} ORDER BY block DESC LIMIT 1) AS last ON 1 WHERE {guard} "
+            f"WHERE {_in_organization(table, row)} ORDER BY block DESC LIMIT 1) AS last ON 1 WHERE {guard} "
             "ON CONFLICT (table_name, organization_id, block) DO UPDATE SET rows = rows + 1, "
             f"high_created_at = CASE WHEN {newer} THEN excluded.high_created_at ELSE high_created_at END, "
             f"high_id = CASE WHEN {newer} THEN excluded.high_id ELSE high_id END;"
@@ -665,36 +651,17 @@ def _block_triggers_v2(
         for key in keys:
             present = " AND ".join(["1", *(f'{row}."{column}" IS NOT NULL' for column in key)])
             if guarded:
-                present += f" AND ({changed((*located, *scope, *key))})"
+                present += f" AND ({_changed((*_LOCATED, *scope, *key))})"
             statements.append(
                 "INSERT INTO list_facet_blocks (table_name, organization_id, archived, columns, value1, value2, "
-                f"block, total) SELECT '{table}', {row}.organization_id, {part(row)}, '{','.join(key)}', "
-                f"{value(row, key, 0)}, {value(row, key, 1)}, {block(row)}, 1 WHERE {present} "
+                f"block, total) SELECT '{table}', {row}.organization_id, {_partition_of(row, partition)}, '{','.join(key)}', "
+                f"{_key_value(row, key, 0)}, {_key_value(row, key, 1)}, {_block_of(table, row)}, 1 WHERE {present} "
                 "ON CONFLICT (table_name, organization_id, archived, columns, value1, value2, block) "
                 "DO UPDATE SET total = total + 1;"
             )
         return " ".join(statements)
 
     def remove(row: str, guarded: bool) -> str:
-        guard = f" AND ({changed(located)})" if guarded else ""
-        statements = [
-            f"UPDATE list_blocks SET rows = rows - 1 WHERE {where.format(row=row)} AND block = {block(row)}{guard};"
-        ]
-        for key in keys:
-            guard = f" AND ({changed((*located, *scope, *key))})" if guarded else ""
-            statements.append(
-                f"UPDATE list_facet_blocks SET total = total - 1 WHERE {where.format(row=row)} "
-                f"AND archived = {part(row)} AND columns = '{','.join(key)}' AND value1 = {value(row, key, 0)} "
-                f"AND value2 = {value(row, key, 1)} AND block = {block(row)}{guard};"
-            )
-        return " ".join(statements)
+        return _block_removals(table, keys, partition, row, guarded)
 
-    moved = changed((*located, *scope, *columns))
-    return (
-        f"CREATE TRIGGER {table}_block_insert AFTER INSERT ON {table} BEGIN {add('NEW', False)} END",
-        f"CREATE TRIGGER {table}_block_delete AFTER DELETE ON {table} BEGIN {remove('OLD', False)} END",
-        (
-            f"CREATE TRIGGER {table}_block_update AFTER UPDATE ON {table} WHEN {moved} "
-            f"BEGIN {remove('OLD', True)} {add('NEW', True)} END"
-        ),
-    )
+    return _triggers(table, "block", _changed((*_LOCATED, *scope, *columns)), add, remove)
