@@ -37,7 +37,7 @@ def result_types(areas: Sequence[Area[Any]] = AREAS) -> Mapping[str, type]:
     the operations' results and bodies, the records' models, and what their fields nest.
 
     >>> result_types()["Vendor"].__module__
-    'compliance_core.areas.vendors'
+    'compliance_core.areas.vendors.models'
     """
     found: dict[str, type] = {}
     walked: set[type] = set()

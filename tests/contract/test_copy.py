@@ -509,7 +509,7 @@ def test_canonical_rows_are_the_same_whichever_store_read_them() -> None:
     assert copying.canonical(naive) == copying.canonical(paris) == "2026-03-04T05:06:07.000000+00:00"
     assert copying.canonical(("a", 60.0, [1.5])) == copying.canonical(["a", 60, (1.5,)]) == ["a", 60, [1.5]]
     vendor = copying.canonical(samples.vendor())
-    assert vendor["$type"] == "compliance_core.areas.vendors:Vendor" and vendor["criticality"] == "critical"
+    assert vendor["$type"] == "compliance_core.areas.vendors.models:Vendor" and vendor["criticality"] == "critical"
     assert vendor["sub_processors"][0]["purpose_category"] == "data_storage"
     with pytest.raises(TypeError):
         copying.canonical(object())

@@ -1,25 +1,21 @@
-"""The vendor register: GDPR Art. 28 records, DORA Art. 28-30 ICT third parties and an ISO 27001
-supplier inventory in one model."""
+"""What the vendor register stores and answers: the vendor and its sub-processors, its commands
+and filter, its table, actions and events, and the rules across its fields."""
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
-from ..kernel.errors import ValidationError
-from ..kernel.events import Event
-from ..kernel.operations import Standard
-from ..kernel.pagination import PageCache
-from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor
-from ..kernel.records import Filter, Records
-from ..kernel.registry import Area, Repo, Route, Session
-from ..kernel.scales import Impact, Likelihood
-from ..kernel.uow import Tx, UnitOfWork
-from ..kernel.validation import (
+from ...kernel.errors import ValidationError
+from ...kernel.events import Event
+from ...kernel.permissions import EVERYONE, MANAGERS, Action
+from ...kernel.records import Filter, Records
+from ...kernel.scales import Impact, Likelihood
+from ...kernel.validation import (
     EEA_COUNTRIES,
     UNSET,
     Checked,
@@ -45,19 +41,18 @@ __all__ = [
     "VendorCategory",
     "VENDOR_CATEGORY_SUGGESTIONS",
     "DEFAULT_VENDOR_CATEGORY",
+    "MAX_CATEGORY_LENGTH",
     "VendorStatus",
-    "Likelihood",
-    "Impact",
     "Criticality",
     "DpaStatus",
     "TransferMechanism",
     "PurposeCategory",
     "SubProcessor",
+    "MAX_SUB_PROCESSORS",
     "Vendor",
     "NewVendor",
     "VendorPatch",
     "VendorFilter",
-    "VendorService",
     "VENDORS",
     "VENDOR_READ",
     "VENDOR_CREATE",
@@ -67,8 +62,8 @@ __all__ = [
     "VendorUpdated",
     "VendorArchived",
     "VendorRestored",
-    "MemberLookup",
-    "AREA",
+    "EVENTS",
+    "check_vendor",
 ]
 
 
@@ -333,15 +328,6 @@ VENDOR_UPDATE = Action("vendor:update", MANAGERS)
 VENDOR_ARCHIVE = Action("vendor:archive", MANAGERS)
 
 
-class MemberLookup(Protocol):
-    """The port to the people area: whether an id is a person of the organization."""
-
-    def get(self, organization_id: str, person_id: str) -> object | None: ...
-
-
-MEMBERS: Repo[MemberLookup] = Repo("people")
-
-
 class VendorCreated(Event):
     """A vendor was added to the register."""
 
@@ -366,6 +352,9 @@ class VendorRestored(Event):
     type = "vendor.restored"
 
 
+EVENTS = (VendorCreated, VendorUpdated, VendorArchived, VendorRestored)
+
+
 def check_vendor(vendor: Vendor) -> None:
     """Rules across fields, checked on the record as it will be stored (after a PATCH too)."""
     if (
@@ -387,70 +376,3 @@ def check_vendor(vendor: Vendor) -> None:
         raise ValidationError.field(
             "nextReviewDue", vendor.next_review_due.isoformat(), "must not be before lastReviewedAt"
         )
-
-
-def check_assignee(session: Session, organization_id: str, assignee_id: str | None) -> None:
-    if assignee_id is not None and session[MEMBERS].get(organization_id, assignee_id) is None:
-        raise ValidationError.field("assigneeId", assignee_id, "is not a person in this organization")
-
-
-def _check_new(service: object, tx: Tx, actor: Actor, vendor: Vendor) -> None:
-    check_vendor(vendor)
-    check_assignee(tx, actor.organization_id, vendor.assignee_id)
-
-
-def _check_change(service: object, tx: Tx, actor: Actor, vendor: Vendor, previous: Mapping[str, Any]) -> None:
-    check_vendor(vendor)
-    if "assignee_id" in previous:
-        check_assignee(tx, actor.organization_id, vendor.assignee_id)
-
-
-_TABLE = Standard(VENDORS, id="vendor_id")
-_ALL = "/v1/vendors"
-_ONE = "/v1/vendors/{vendor_id}"
-
-
-@attrs.define
-class VendorService:
-    uow: UnitOfWork
-    pages: PageCache
-
-    list = _TABLE.list(VENDOR_READ, Route("GET", _ALL, "List the vendor register"))
-    create = _TABLE.create(
-        VENDOR_CREATE,
-        Route("POST", _ALL, "Add a vendor", 201),
-        body=NewVendor,
-        event=VendorCreated,
-        check=_check_new,
-        example={"name": "Cloud Co", "country": "IE", "criticality": "critical"},
-    )
-    get = _TABLE.get(VENDOR_READ, Route("GET", _ONE, "Read one vendor"))
-    update = _TABLE.update(
-        VENDOR_UPDATE,
-        Route("PATCH", _ONE, "Change some of a vendor's fields"),
-        body=VendorPatch,
-        event=VendorUpdated,
-        check=_check_change,
-        example={"status": "assessed"},
-    )
-    archive = _TABLE.archive(
-        VENDOR_ARCHIVE,
-        Route("POST", _ONE + "/archive", "Archive a vendor (kept for audits, dropped from the register)"),
-        event=VendorArchived,
-    )
-    restore = _TABLE.restore(
-        VENDOR_ARCHIVE,
-        Route("POST", _ONE + "/restore", "Bring an archived vendor back into the register"),
-        event=VendorRestored,
-    )
-
-
-AREA = Area(
-    name="vendors",
-    tag="Vendors",
-    service=lambda context: VendorService(context.uow, context.pages),
-    api=VendorService,
-    actions=(VENDOR_READ, VENDOR_CREATE, VENDOR_UPDATE, VENDOR_ARCHIVE),
-    records=(VENDORS,),
-    events=(VendorCreated, VendorUpdated, VendorArchived, VendorRestored),
-)
