@@ -12,6 +12,7 @@ import argparse
 import functools
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -111,17 +112,28 @@ def create_plain_app(url: str, organization_id: str) -> falcon.App:
     return app
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.plain")
-    parser.add_argument("--url", required=True, help="the store URL the full stack serves")
+def serve_plain(
+    argv: list[str] | None, prog: str, source: tuple[str, str], make_app: Callable[[str, str], Any]
+) -> None:
+    """Serve ``make_app(source, organization)`` on the server ``compliance serve`` runs, with its
+    workers and threads: the plain apps the full stack is measured beside.
+
+    :param source: the flag naming what the app reads or writes, and its help
+    """
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument(source[0], required=True, dest="source", help=source[1])
     parser.add_argument("--organization", required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, required=True)
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     args = parser.parse_args(argv)
-    factory = functools.partial(create_plain_app, args.url, args.organization)
+    factory = functools.partial(make_app, args.source, args.organization)
     serve_forever(factory, args.host, args.port, args.workers, args.threads)
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve_plain(argv, "python -m bench.plain", ("--url", "the store URL the full stack serves"), create_plain_app)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ validation, no domain objects; SQLite's own busy handler queues the writers.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import functools
 import secrets
 import sqlite3
 import threading
@@ -20,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from compliance_http.server import DEFAULT_THREADS, serve_forever
+from .plain import serve_plain
 
 __all__ = ["create_plain_writes_app"]
 
@@ -90,16 +88,7 @@ def create_plain_writes_app(path: str, organization_id: str) -> PlainWrites:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.plain_writes")
-    parser.add_argument("--db", required=True, help="the migrated SQLite file")
-    parser.add_argument("--organization", required=True)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--workers", type=int, required=True)
-    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
-    args = parser.parse_args(argv)
-    factory = functools.partial(create_plain_writes_app, args.db, args.organization)
-    serve_forever(factory, args.host, args.port, args.workers, args.threads)
+    serve_plain(argv, "python -m bench.plain_writes", ("--db", "the migrated SQLite file"), create_plain_writes_app)
 
 
 if __name__ == "__main__":
