@@ -121,7 +121,7 @@ def serve_plain(
     :param source: the flag naming what the app reads or writes, and its help
     """
     parser = argparse.ArgumentParser(prog=prog)
-    parser.add_argument(source[0], required=True, dest="source", help=source[1])
+    parser.add_argument(source[0], required=True, dest="source", metavar=source[0][2:].upper(), help=source[1])
     parser.add_argument("--organization", required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
