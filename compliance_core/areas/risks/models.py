@@ -156,7 +156,7 @@ class Risk:
 _CREATED_AS = tuple(status for status in RiskStatus if status is not RiskStatus.ACCEPTED)
 
 
-def _created_as(value: Any, field: attrs.Attribute) -> RiskStatus:
+def _created_as(value: Any, field: attrs.Attribute[Any]) -> RiskStatus:
     """A new risk's status: any but ``accepted``, which only ``accept`` sets (it records who
     accepted, when, and until when). A rule about this one value, so it lives here, where the
     OpenAPI document reads it, and the document offers exactly the values a create takes."""

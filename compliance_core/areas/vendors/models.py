@@ -172,7 +172,7 @@ def _sub_processor(where: str, item: Any) -> SubProcessor:
     return SubProcessor(name=checked.name, country=checked.country, purpose_category=checked.purpose_category)
 
 
-def _sub_processors(value: Any, field: attrs.Attribute) -> Any:
+def _sub_processors(value: Any, field: attrs.Attribute[Any]) -> Any:
     if value is UNSET:
         return value
     if value is None:
