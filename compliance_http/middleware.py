@@ -2,7 +2,7 @@
 API-key requests.
 
 Admission runs after routing (``process_resource``), so an unknown path is a 404 and not a 401;
-only requests that reached an operation of the route table are authenticated, and Falcon's own
+only requests that reached a declared operation are authenticated, and Falcon's own
 405 and OPTIONS answers need no key. The query of a public route is checked here; the query of
 any other route is checked by its resource once the caller's permission is known (a role without
 it gets 403 and learns nothing of the route's parameters).

@@ -1,5 +1,5 @@
 """Schemathesis hooks for ``test_fuzz.py``, loaded by the ``st`` process it starts
-(``SCHEMATHESIS_HOOKS=fuzz_hooks``). Both hooks are driven by the route table, never by an
+(``SCHEMATHESIS_HOOKS=fuzz_hooks``). Both hooks are driven by the declared operations, never by an
 operation's name.
 
 ``before_call`` keeps the fuzzer's own key alive. The fuzzer learns every key id from

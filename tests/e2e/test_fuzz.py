@@ -1,4 +1,4 @@
-"""Schemathesis over a real `compliance serve`: every operation of the route table, every check,
+"""Schemathesis over a real `compliance serve`: every declared operation, every check,
 every phase (examples, coverage, fuzzing, and stateful, which follows the document's links from
 each create to the routes of the record it made), and zero failures.
 
@@ -84,7 +84,7 @@ def _documented(path: str) -> str:
 
 
 def _operations() -> set[str]:
-    """Every operation the route table puts on the wire, as Schemathesis names them."""
+    """Every operation declared on the wire, as Schemathesis names them."""
     labels = set()
     for endpoint in default_endpoints():
         labels.add(f"{endpoint.method} {_documented(endpoint.path)}")
@@ -182,7 +182,7 @@ def test_schemathesis_finds_nothing(tmp_path: Path, serve: Callable[..., ServerP
     result, seconds = fuzz.run()
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"Schemathesis failed (exit {result.returncode}):\n{output}"
-    assert fuzz.tested() == _operations(), f"not every operation of the route table was fuzzed:\n{output}"
+    assert fuzz.tested() == _operations(), f"not every operation declared was fuzzed:\n{output}"
     assert re.search(r"API Links:\s+[1-9]", output), f"the stateful phase followed no link:\n{output}"
     assert fuzz.get(f"/v1/api-keys/{fuzz.key_id}")["status"] == "active"
     dropped = fuzz.hooks("dropped")

@@ -1,5 +1,5 @@
 """/v1/audit-log over HTTP: the trail of every write, per organization and per record, read by
-Owners, Admins and Auditors, changed by nobody. Driven by the route table where it can be, so a
+Owners, Admins and Auditors, changed by nobody. Driven by the declared operations where it can be, so a
 new area's creates are covered by registration alone."""
 
 from __future__ import annotations
