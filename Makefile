@@ -24,7 +24,15 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@ $(SERVE_STAMP)
 
-setup: $(TEST_STAMP)
+# The browser tests drive Debian's chromium through Playwright (no browser download): installed
+# here when missing (as root, as CI runs; otherwise through sudo).
+CHROMIUM := /usr/bin/chromium
+APT      := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
+
+$(CHROMIUM):
+	$(APT) install -y -q chromium || ($(APT) update -q && $(APT) install -y -q chromium)
+
+setup: $(TEST_STAMP) $(CHROMIUM)
 
 serve: $(SERVE_STAMP)
 	$(BIN)/compliance serve --db $(DB) --host 127.0.0.1 --port 3333
