@@ -301,6 +301,8 @@ def _constrained(schema: dict[str, Any], rules: Mapping[str, Any]) -> dict[str, 
     """
     if not rules or "$ref" in schema or "allOf" in schema:
         return schema
+    if "oneOf" in rules or "anyOf" in rules:  # the alternatives are the whole type (a name or a number)
+        schema = {key: value for key, value in schema.items() if key not in ("type", "enum")}
     merged = {**schema, **copy.deepcopy(dict(rules))}
     if merged.get("nullable") and "enum" in merged and None not in merged["enum"]:
         merged["enum"] = [*merged["enum"], None]

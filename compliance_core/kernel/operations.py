@@ -303,9 +303,12 @@ class Standard(Generic[M, F]):
         event: type[Event],
         example: Mapping[str, Any],
         check: Callable[[Any, Tx, Actor, M, Mapping[str, Any]], None] | None = None,
+        shape: Callable[[M], M] | None = None,
     ) -> Declared:
         """A PATCH: nothing is written when nothing changes.
 
+        :param shape: the record with what it derives from its fields, as on ``create``; what
+            it changes is in the event's ``previous`` too
         :param check: ``check(service, tx, actor, updated, previous)``: the area's rules on the
             changed record (``previous`` holds the old values of what changed)
         """
@@ -319,6 +322,11 @@ class Standard(Generic[M, F]):
                 if not previous:
                     return current
                 updated = attrs.evolve(current, **changes, updated_at=service.uow.clock.now())  # type: ignore[misc]
+                if shape is not None:
+                    updated = shape(updated)
+                    derived = {name: getattr(updated, name) for name in attrs.fields_dict(cast(Any, type(updated)))}
+                    previous = {**changed(current, derived), **previous}
+                    previous.pop("updated_at", None)
                 if check is not None:
                     check(service, tx, actor, updated, previous)
                 tx[records].update(updated)

@@ -227,6 +227,11 @@ class Seeded:
     replayed: Any
 
 
+RATED_VENDOR = {"inherent_probability": 4, "inherent_impact": "major", "residual_probability": 2, "residual_impact": 2}
+RATED_RISK = {"likelihood": "likely", "impact": 4, "residual_likelihood": 2, "residual_impact": "minor"}
+"""Ratings in full: the seed fills a database of the last release too, which had no unrated ones."""
+
+
 def seed(store: Store) -> Seeded:
     """An instance with something in every table, written through the platform."""
     clock = FrozenClock()
@@ -241,13 +246,14 @@ def seed(store: Store) -> Seeded:
                 name=f"Vendor {n}",
                 country="DE",
                 criticality="critical" if n % 2 else "standard",
+                **RATED_VENDOR,
                 sub_processors=[{"name": "Backups Oy", "country": "FI", "purpose_category": "data_storage"}],
             ),
         )
         for n in range(5)
     ]
     platform.vendors.archive(owner, vendors[1].id)
-    replayed = platform.vendors.create(owner, NewVendor(name="Once"), idempotency_key="once")
+    replayed = platform.vendors.create(owner, NewVendor(name="Once", **RATED_VENDOR), idempotency_key="once")
     ada = platform.people.create(owner, NewPerson(name="Ada", email="ada@example.com", role="admin"))
     policy = platform.policies.create(owner, NewPolicy(name="Access control", content="# Access\n\n- MFA"))
     platform.policies.publish(owner, policy.id, PublishPolicy())
@@ -257,7 +263,7 @@ def seed(store: Store) -> Seeded:
     platform.finding_templates.create(owner, NewFindingTemplate(category="iso", title="Access control"))
     webhook = platform.webhooks.create(owner, NewWebhook(url="https://93.184.215.14/hook", events=["*"])).webhook
     platform.webhooks.ping(owner, webhook.id)
-    platform.risks.create(owner, NewRisk(title="Laptop theft", likelihood="likely", control_ids=["ctl_1"]))
+    platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=["ctl_1"]))
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)
     clock.advance(days=1)
@@ -321,7 +327,7 @@ def test_a_copy_is_verified_and_the_platform_answers_the_same(
     platform = Platform(target, clock=FrozenClock(dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC)), ids=SequentialIds(5000))
     assert platform.access.admit(seeded.secret).actor.organization_id == seeded.organization_id
     again = platform.vendors.create(
-        platform.actor(seeded.organization_id), NewVendor(name="Once"), idempotency_key="once"
+        platform.actor(seeded.organization_id), NewVendor(name="Once", **RATED_VENDOR), idempotency_key="once"
     )
     assert again == seeded.replayed
     with target.session(write=False) as session:

@@ -20,7 +20,16 @@ from sqlite_utils import Database
 
 from compliance_core import PageRequest
 from compliance_core.areas.risks import RISKS
-from compliance_core.areas.vendors import VENDORS, Criticality, DpaStatus, Vendor, VendorFilter, VendorStatus
+from compliance_core.areas.vendors import (
+    VENDORS,
+    Criticality,
+    DpaStatus,
+    Impact,
+    Likelihood,
+    Vendor,
+    VendorFilter,
+    VendorStatus,
+)
 from compliance_core.kernel.audit import AUDIT_LOG
 from compliance_core.kernel.records import Records
 from compliance_core.kernel.uow import Store
@@ -184,9 +193,29 @@ def _vendors(count: int) -> list[Vendor]:
             status=list(VendorStatus)[n % 3],
             assignee_id=None if n % 7 == 0 else f"mem_{n % 5}",
             archived=n % 9 == 0,
+            **_RATED,
         )
         for n in range(count)
     ]
+
+
+_RATED: dict[str, Any] = {
+    "inherent_probability": Likelihood.POSSIBLE,
+    "inherent_impact": Impact.MINOR,
+    "residual_probability": Likelihood.UNLIKELY,
+    "residual_impact": Impact.MINOR,
+    "rated": True,
+}
+"""Rated in full, as every vendor stored before migration 0015 (SQLite; 0013 on PostgreSQL) was."""
+
+
+def _old_insert(mapper: Any, columns: list[str], vendors: list[Vendor]) -> tuple[str, list[list[Any]]]:
+    """The statement and rows that write ``vendors`` into an older ``vendors`` table, which has
+    only ``columns`` of today's model."""
+    marks = ", ".join(mapper.mark for _ in columns)
+    quoted = ", ".join(f'"{column}"' for column in columns)
+    rows = [dict(zip(mapper.names, mapper.to_row(vendor), strict=True)) for vendor in vendors]
+    return f"INSERT INTO vendors ({quoted}) VALUES ({marks})", [[row[c] for c in columns] for row in rows]
 
 
 def _dump(path: pathlib.Path, query: str) -> list[tuple[Any, ...]]:
@@ -209,7 +238,8 @@ def test_a_file_written_before_0014_keeps_every_row_and_totals_and_ends_like_a_f
     vendors = _vendors(2500)
     mapper = Mapper(Vendor, "vendors", make_converter(), ("organization_id", "id"))
     with sqlite3.connect(old) as conn:
-        conn.executemany(mapper.insert_sql, [mapper.to_row(vendor) for vendor in vendors])
+        columns = [row[1] for row in conn.execute('PRAGMA table_info("vendors")')]
+        conn.executemany(*_old_insert(mapper, columns, vendors))
     conn.close()
     assert {row[0] for row in _dump(old, "SELECT DISTINCT columns FROM list_facet_blocks")} >= {"assignee_id"}
 
@@ -290,9 +320,13 @@ def test_a_schema_written_before_0012_ends_like_a_fresh_one_on_postgres(postgres
     try:
         with psycopg.connect(postgres_server, autocommit=True, options=f"-c search_path={old}") as conn:
             migrate(conn, old, stop_before=before)
+            query = (
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = 'vendors'"
+            )
+            columns = [row[0] for row in conn.execute(query, (old,)).fetchall()]
             for start in range(0, len(vendors), 200):  # one row per counter per transaction, as the API writes
                 with conn.transaction(), conn.cursor() as cur:
-                    cur.executemany(mapper.insert_sql, [mapper.to_row(v) for v in vendors[start : start + 200]])
+                    cur.executemany(*_old_insert(mapper, columns, vendors[start : start + 200]))
         PostgresStore(url[old], pool_min=0).close()  # upgrades
         store = PostgresStore(url[fresh], pool_min=0)
         try:

@@ -98,6 +98,8 @@ def test_rows_from_before_the_counters_are_counted_after_the_upgrade(tmp_path: p
     _migrate_until(path, NAMES.index("0002_list_counts"))
     vendors = Mapper(Vendor, "vendors", make_converter(), ("organization_id", "id"))
     conn = sqlite3.connect(path)
+    old_columns = [row[1] for row in conn.execute('PRAGMA table_info("vendors")')]  # today's model has more
+    insert = f"INSERT INTO vendors ({', '.join(old_columns)}) VALUES ({', '.join('?' for _ in old_columns)})"
     with conn:
         for organization_id, vendor_id, archived in [
             ("org_a", "vnd_1", False),
@@ -105,8 +107,11 @@ def test_rows_from_before_the_counters_are_counted_after_the_upgrade(tmp_path: p
             ("org_a", "vnd_3", True),
             ("org_b", "vnd_4", False),
         ]:
-            vendor = samples.plain_vendor(organization_id, vendor_id, archived=archived)
-            conn.execute(vendors.insert_sql, vendors.to_row(vendor))
+            ratings = {"inherent_probability": "unlikely", "inherent_impact": "minor"}  # NOT NULL before 0015
+            ratings |= {"residual_probability": "unlikely", "residual_impact": "minor"}
+            vendor = samples.plain_vendor(organization_id, vendor_id, archived=archived, **ratings)
+            row = dict(zip(vendors.names, vendors.to_row(vendor), strict=True))
+            conn.execute(insert, [row[column] for column in old_columns])
     conn.close()
     store = _open(path)
     try:

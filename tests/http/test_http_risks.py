@@ -37,8 +37,48 @@ def test_lists_filter_by_level_treatment_and_status(api: Api) -> None:
     titles = lambda q: {r["title"] for r in api.get(ROOT, query=q).json["data"]}  # noqa: E731
     assert titles("inherentLevel=very_high") == {"High"}
     assert titles("treatmentStrategy=transfer") == {"Low"}
-    assert titles("status=open&residualLevel=very_low") == {"High", "Low"}
+    assert titles("status=open&residualLevel=very_low") == set()  # no residual is rated: no level
+    assert titles("rated=false") == {"Low"} and titles("rated=true&status=open") == {"High"}
     error(api.get(ROOT, query="inherentLevel=extreme"), 400, "validation_error")
+    error(api.get(ROOT, query="rated=maybe"), 400, "validation_error")
+
+
+def test_a_risk_without_ratings_is_unassessed_on_the_wire(api: Api) -> None:
+    risk = create(api, title="Unrated")
+    fields = ("likelihood", "impact", "residualLikelihood", "residualImpact")
+    scores = ("inherentScore", "inherentLevel", "residualScore", "residualLevel")
+    assert [risk[name] for name in (*fields, *scores)] == [None] * 8 and risk["rated"] is False
+    rated = api.patch(f"{ROOT}/{risk['id']}", {"likelihood": 4, "impact": "major"}).json
+    assert (rated["likelihood"], rated["inherentScore"], rated["inherentLevel"], rated["rated"]) == (
+        "likely",
+        16,
+        "high",
+        True,
+    )
+    cleared = api.patch(f"{ROOT}/{risk['id']}", {"impact": None}).json
+    assert (cleared["impact"], cleared["inherentScore"], cleared["inherentLevel"], cleared["rated"]) == (
+        None,
+        None,
+        None,
+        False,
+    )
+    refused = api.post(f"{ROOT}/{risk['id']}/accept", {"expiresOn": "2030-01-01"})
+    assert error(refused, 409, "conflict", "residualScore")["value"] is None
+
+
+def test_ratings_are_names_or_numbers_1_to_5_and_nothing_else(api: Api) -> None:
+    risk = create(api, likelihood=1, impact=5, residualLikelihood="possible", residualImpact=3)
+    assert (risk["likelihood"], risk["impact"], risk["residualLikelihood"], risk["residualImpact"]) == (
+        "very_unlikely",
+        "severe",
+        "possible",
+        "moderate",
+    )
+    assert (risk["inherentScore"], risk["residualScore"]) == (5, 9)
+    for field, value in (("likelihood", 0), ("impact", 6), ("residualImpact", "3"), ("likelihood", True)):
+        assert error(api.post(ROOT, {"title": "x", field: value}), 400, "validation_error", field)["value"] == value
+        result = api.patch(f"{ROOT}/{risk['id']}", {field: value})
+        assert error(result, 400, "validation_error", field)["value"] == value
 
 
 def test_accept_records_the_acceptance_and_a_residual_change_returns_the_risk_to_review(api: Api) -> None:
@@ -69,7 +109,7 @@ def test_bad_acceptances_name_the_field(api: Api, clock: FrozenClock) -> None:
 def test_an_expired_acceptance_lapses_through_the_platform_sweep(
     api: Api, platform: Platform, clock: FrozenClock
 ) -> None:
-    risk = create(api)
+    risk = create(api, residualLikelihood=2, residualImpact=2)
     api.post(f"{ROOT}/{risk['id']}/accept", {"expiresOn": "2026-01-10"})
     clock.advance(days=9)
     assert platform.run_chores().counts["lapsedRiskAcceptances"] == 1

@@ -40,6 +40,22 @@ def test_create_answers_the_vendor_in_camel_case(api: Api) -> None:
     assert not any("_" in key for key in vendor)
 
 
+def test_a_vendor_without_ratings_is_unassessed_and_ratings_take_numbers(api: Api) -> None:
+    unrated = create(api, name="Unrated")
+    ratings = ("inherentProbability", "inherentImpact", "residualProbability", "residualImpact")
+    assert [unrated[name] for name in ratings] == [None] * 4 and unrated["rated"] is False
+    numbered = create(api, name="Numbered", inherentProbability=5, inherentImpact=1, residualImpact="minor")
+    assert [numbered[name] for name in ratings] == ["very_likely", "insignificant", None, "minor"]
+    assert numbered["rated"] is True
+    names = lambda q: {v["name"] for v in api.get(ROOT, query=q).json["data"]}  # noqa: E731
+    assert names("rated=false") == {"Unrated"} and names("rated=true") == {"Numbered"}
+    patched = api.patch(f"{ROOT}/{unrated['id']}", {"inherentProbability": 2, "inherentImpact": 2}).json
+    assert (patched["inherentProbability"], patched["inherentImpact"], patched["rated"]) == ("unlikely", "minor", True)
+    for value in (0, 6, "2", 2.5, False):
+        result = api.post(ROOT, {"name": "x", "inherentImpact": value})
+        assert error(result, 400, "validation_error", "inherentImpact")["value"] == value
+
+
 def test_get_returns_the_created_vendor(api: Api) -> None:
     vendor = create(api)
     result = api.get(f"{ROOT}/{vendor['id']}")
@@ -179,7 +195,8 @@ def test_create_rejects_bad_fields_by_name(api: Api, body: dict[str, Any], field
 
 def test_wrong_type_echoes_the_value(api: Api) -> None:
     details = error(api.post(ROOT, {"name": 5}), 400, "validation_error", "name")
-    assert details == {"field": "name", "value": 5, "reason": "must be a string"}
+    one = {"field": "name", "value": 5, "reason": "must be a string"}
+    assert details == {**one, "errors": [one]}
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,11 @@ def _risk(platform, actor, **fields):
     return platform.risks.create(actor, NewRisk(title=fields.pop("title", "Laptop theft"), **fields))
 
 
+def _rated(platform, actor, **fields):
+    """A risk whose residual ratings are given, as an acceptance needs."""
+    return _risk(platform, actor, **{"residual_likelihood": "unlikely", "residual_impact": "minor", **fields})
+
+
 # -- scores and levels ---------------------------------------------------------------------------
 
 
@@ -48,9 +53,60 @@ def test_scores_and_levels_are_worked_out_from_the_ratings(platform, owner) -> N
     )
     assert (risk.inherent_score, risk.inherent_level) == (16, RiskLevel.HIGH)
     assert (risk.residual_score, risk.residual_level) == (6, RiskLevel.MEDIUM)
+    assert risk.rated
     defaults = _risk(platform, owner, title="Defaults")
-    assert (defaults.inherent_score, defaults.inherent_level, defaults.residual_score) == (1, "very_low", 1)
     assert (defaults.status, defaults.treatment_strategy, defaults.category) == ("open", "accept", "other")
+
+
+def test_a_risk_created_without_ratings_is_unassessed_not_the_lowest_risk(platform, owner) -> None:
+    unrated = _risk(platform, owner, title="Unrated")
+    assert (unrated.likelihood, unrated.impact, unrated.residual_likelihood, unrated.residual_impact) == (None,) * 4
+    assert (unrated.inherent_score, unrated.inherent_level, unrated.residual_score, unrated.residual_level) == (
+        None,
+    ) * 4
+    assert not unrated.rated
+    half = _risk(platform, owner, title="Half", likelihood="likely")  # a score needs both ratings
+    assert (half.inherent_score, half.inherent_level, half.rated) == (None, None, False)
+    rated = platform.risks.update(owner, half.id, RiskPatch(impact="minor"))
+    assert (rated.inherent_score, rated.inherent_level, rated.rated) == (8, RiskLevel.MEDIUM, True)
+    unrated_again = platform.risks.update(owner, half.id, RiskPatch(likelihood=None))
+    assert (unrated_again.inherent_score, unrated_again.rated) == (None, False)
+    [first, second] = _events(platform, "risk.score_changed")
+    assert first.payload["previous"] == {"inherentScore": None, "inherentLevel": None, "rated": False}
+    assert second.payload["previous"] == {"inherentScore": 8, "inherentLevel": "medium", "rated": True}
+
+
+@pytest.mark.parametrize(
+    ("number", "likelihood", "impact"),
+    [(1, "very_unlikely", "insignificant"), (3, "possible", "moderate"), (5, "very_likely", "severe")],
+)
+def test_ratings_are_taken_as_numbers_1_to_5(platform, owner, number, likelihood, impact) -> None:
+    risk = _risk(platform, owner, likelihood=number, impact=number, residual_likelihood=number, residual_impact=number)
+    assert (risk.likelihood, risk.impact, risk.residual_likelihood, risk.residual_impact) == (
+        likelihood,
+        impact,
+        likelihood,
+        impact,
+    )
+    assert risk.inherent_score == risk.residual_score == number * number
+    updated = platform.risks.update(owner, risk.id, RiskPatch(impact=6 - number))
+    assert updated.impact == list(Impact)[5 - number] and updated.inherent_score == number * (6 - number)
+
+
+def test_an_unassessed_risk_cannot_be_accepted(platform, owner) -> None:
+    inherent_only = _risk(platform, owner, likelihood="likely", impact="major")
+    with pytest.raises(Conflict) as caught:
+        platform.risks.accept(owner, inherent_only.id, RiskAcceptance(expires_on="2030-01-01"))
+    assert caught.value.details["field"] == "residualScore" and caught.value.details["value"] is None
+    assert platform.risks.get(owner, inherent_only.id).status is RiskStatus.OPEN
+
+
+def test_unrating_the_residual_lapses_an_acceptance(platform, owner) -> None:
+    risk = _rated(platform, owner)
+    platform.risks.accept(owner, risk.id, RiskAcceptance(expires_on="2030-01-01"))
+    unrated = platform.risks.update(owner, risk.id, RiskPatch(residual_impact=None))
+    assert unrated.status is RiskStatus.NEEDS_REVIEW and unrated.residual_score is None
+    assert unrated.acceptance_lapse_reason is AcceptanceLapse.RESIDUAL_CHANGED
 
 
 @pytest.mark.parametrize(
@@ -144,7 +200,11 @@ def test_the_owner_must_be_a_person_of_the_organization(platform, owner, other_o
 def test_bad_values_name_the_field_and_the_value() -> None:
     for fields, name, value in (
         ({"likelihood": "sometimes"}, "likelihood", "sometimes"),
-        ({"residual_impact": 3}, "residualImpact", 3),
+        ({"residual_impact": 6}, "residualImpact", 6),
+        ({"impact": 0}, "impact", 0),
+        ({"likelihood": True}, "likelihood", True),
+        ({"likelihood": 2.0}, "likelihood", 2.0),
+        ({"residual_likelihood": "3"}, "residualLikelihood", "3"),
         ({"treatment_strategy": "ignore"}, "treatmentStrategy", "ignore"),
         ({"category": "weather"}, "category", "weather"),
     ):
@@ -159,7 +219,8 @@ def test_filters_by_level_status_treatment_and_owner(platform, owner) -> None:
     _risk(platform, owner, title="Low", treatment_strategy="transfer", category="vendor_management")
     titles = lambda **f: {r.title for r in platform.risks.list(owner, RiskFilter(**f)).items}  # noqa: E731
     assert titles(inherent_level="high") == {"High"}
-    assert titles(residual_level="very_low") == {"High", "Low"}
+    assert titles(residual_level="very_low") == set()  # neither residual is rated: unassessed is no level
+    assert titles(rated=False) == {"Low"} and titles(rated=True) == {"High"}
     assert titles(treatment_strategy="transfer", category="vendor_management") == {"Low"}
     assert titles(owner_id=person.id) == {"High"}
     platform.risks.archive(owner, high.id)
@@ -193,9 +254,7 @@ def test_roles_and_organizations(platform, owner, actor_as, other_org) -> None:
 
 
 def test_accepting_records_who_when_the_residual_score_and_the_expiry(platform, owner, clock) -> None:
-    risk = _risk(
-        platform, owner, treatment_strategy="mitigate", residual_likelihood="possible", residual_impact="minor"
-    )
+    risk = _rated(platform, owner, treatment_strategy="mitigate", residual_likelihood="possible")
     accepted = platform.risks.accept(owner, risk.id, RiskAcceptance(expires_on="2026-06-30", note="Within appetite"))
     assert accepted.status is RiskStatus.ACCEPTED and accepted.treatment_strategy is Treatment.ACCEPT
     assert (accepted.accepted_by, accepted.accepted_at) == (owner.principal, clock.now())
@@ -231,13 +290,13 @@ def test_closed_and_archived_risks_cannot_be_accepted(platform, owner) -> None:
     closed = _risk(platform, owner, status="closed")
     with pytest.raises(Conflict):
         platform.risks.accept(owner, closed.id, RiskAcceptance(expires_on="2030-01-01"))
-    archived = platform.risks.archive(owner, _risk(platform, owner).id)
+    archived = platform.risks.archive(owner, _rated(platform, owner).id)
     with pytest.raises(Conflict):
         platform.risks.accept(owner, archived.id, RiskAcceptance(expires_on="2030-01-01"))
 
 
 def test_a_residual_change_after_acceptance_returns_the_risk_to_review_in_the_same_write(platform, owner) -> None:
-    risk = _risk(platform, owner, residual_likelihood="unlikely", residual_impact="minor")  # 4
+    risk = _risk(platform, owner, impact="minor", residual_likelihood="unlikely", residual_impact="minor")  # 4
     platform.risks.accept(owner, risk.id, RiskAcceptance(expires_on="2030-01-01"))
     same = platform.risks.update(owner, risk.id, RiskPatch(likelihood="likely", description="inherent only"))
     assert same.status is RiskStatus.ACCEPTED  # the inherent score is not what was accepted
@@ -259,10 +318,12 @@ def test_a_residual_change_that_keeps_the_score_keeps_the_acceptance(platform, o
 
 
 def test_the_sweep_lapses_expired_acceptances_once(platform, owner, other_org, clock) -> None:
-    due = platform.risks.accept(owner, _risk(platform, owner).id, RiskAcceptance(expires_on="2026-01-05"))
-    later = platform.risks.accept(owner, _risk(platform, owner).id, RiskAcceptance(expires_on="2026-02-01"))
-    elsewhere = platform.risks.accept(other_org, _risk(platform, other_org).id, RiskAcceptance(expires_on="2026-01-03"))
-    archived = platform.risks.accept(owner, _risk(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
+    due = platform.risks.accept(owner, _rated(platform, owner).id, RiskAcceptance(expires_on="2026-01-05"))
+    later = platform.risks.accept(owner, _rated(platform, owner).id, RiskAcceptance(expires_on="2026-02-01"))
+    elsewhere = platform.risks.accept(
+        other_org, _rated(platform, other_org).id, RiskAcceptance(expires_on="2026-01-03")
+    )
+    archived = platform.risks.accept(owner, _rated(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
     platform.risks.archive(owner, archived.id)
     assert platform.risks.lapse_expired_acceptances() == 0
     clock.advance(days=4)  # 2026-01-05: the acceptances ending on or before today lapse
@@ -278,7 +339,7 @@ def test_the_sweep_lapses_expired_acceptances_once(platform, owner, other_org, c
 
 
 def test_accepting_again_renews_a_lapsed_acceptance(platform, owner, clock) -> None:
-    risk = platform.risks.accept(owner, _risk(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
+    risk = platform.risks.accept(owner, _rated(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
     clock.advance(days=1)
     platform.risks.lapse_expired_acceptances()
     renewed = platform.risks.accept(owner, risk.id, RiskAcceptance(expires_on="2026-12-31"))
@@ -288,6 +349,6 @@ def test_accepting_again_renews_a_lapsed_acceptance(platform, owner, clock) -> N
 
 
 def test_the_platform_sweeps_with_the_idempotency_purge(platform, owner, clock) -> None:
-    platform.risks.accept(owner, _risk(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
+    platform.risks.accept(owner, _rated(platform, owner).id, RiskAcceptance(expires_on="2026-01-02"))
     clock.advance(days=2)
     assert platform.run_chores().counts["lapsedRiskAcceptances"] == 1

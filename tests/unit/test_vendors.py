@@ -39,7 +39,9 @@ def _invalid(field: str, value, **fields) -> None:
         ({"category": 5}, "category", 5),
         ({"status": "done"}, "status", "done"),
         ({"inherent_probability": "possibly"}, "inherentProbability", "possibly"),
-        ({"residual_impact": 3}, "residualImpact", 3),
+        ({"residual_impact": 6}, "residualImpact", 6),
+        ({"inherent_impact": True}, "inherentImpact", True),
+        ({"inherent_probability": "2"}, "inherentProbability", "2"),
         ({"website": "ftp://files.example.com"}, "website", "ftp://files.example.com"),
         ({"website": "not a url"}, "website", "not a url"),
         ({"dpa_url": "javascript:alert(1)"}, "dpaUrl", "javascript:alert(1)"),
@@ -85,6 +87,26 @@ def test_valid_vendor_is_normalised() -> None:
     assert vendor.dpa_signed_at == dt.date(2026, 1, 31)
     assert vendor.last_reviewed_at == dt.date(2026, 2, 1)
     assert vendor.sub_processors[0].country == "DE"
+
+
+def test_a_vendor_created_without_ratings_is_unassessed_and_ratings_take_numbers(platform, owner) -> None:
+    unrated = platform.vendors.create(owner, NewVendor(name="Unrated"))
+    ratings = (
+        unrated.inherent_probability,
+        unrated.inherent_impact,
+        unrated.residual_probability,
+        unrated.residual_impact,
+    )
+    assert ratings == (None, None, None, None) and not unrated.rated
+    numbered = platform.vendors.create(owner, NewVendor(name="Numbered", inherent_probability=3, inherent_impact=5))
+    assert (numbered.inherent_probability, numbered.inherent_impact, numbered.rated) == ("possible", "severe", True)
+    assert {v.name for v in platform.vendors.list(owner, VendorFilter(rated=False)).items} == {"Unrated"}
+    rated = platform.vendors.update(owner, unrated.id, VendorPatch(inherent_probability=1, inherent_impact="minor"))
+    assert (rated.inherent_probability, rated.rated) == ("very_unlikely", True)
+    assert platform.vendors.list(owner, VendorFilter(rated=False)).total == 0
+    unrated_again = platform.vendors.update(owner, unrated.id, VendorPatch(inherent_impact=None))
+    assert (unrated_again.inherent_impact, unrated_again.rated) == (None, False)
+    assert {v.name for v in platform.vendors.list(owner, VendorFilter(rated=True)).items} == {"Numbered"}
 
 
 def test_non_eea_personal_data_needs_a_transfer_mechanism(platform, owner) -> None:

@@ -13,7 +13,7 @@ from ...kernel.errors import ValidationError
 from ...kernel.events import Event
 from ...kernel.permissions import EVERYONE, MANAGERS, Action
 from ...kernel.records import Filter, Records
-from ...kernel.scales import Impact, Likelihood, RiskLevel
+from ...kernel.scales import Impact, Likelihood, RiskLevel, rated_filter, rating
 from ...kernel.validation import (
     Checked,
     Patch,
@@ -121,16 +121,20 @@ class Risk:
     category: RiskCategory = RiskCategory.OTHER
     department: RiskDepartment | None = None
     status: RiskStatus = RiskStatus.OPEN
-    likelihood: Likelihood = Likelihood.VERY_UNLIKELY
-    impact: Impact = Impact.INSIGNIFICANT
-    residual_likelihood: Likelihood = Likelihood.VERY_UNLIKELY
-    residual_impact: Impact = Impact.INSIGNIFICANT
-    inherent_score: int = 1
-    """likelihood x impact, 1 to 25; set by the service."""
-    inherent_level: RiskLevel = RiskLevel.VERY_LOW
-    residual_score: int = 1
-    """residual likelihood x residual impact, 1 to 25; set by the service."""
-    residual_level: RiskLevel = RiskLevel.VERY_LOW
+    likelihood: Likelihood | None = None
+    """None until rated: an unassessed risk is not the lowest risk."""
+    impact: Impact | None = None
+    residual_likelihood: Likelihood | None = None
+    residual_impact: Impact | None = None
+    inherent_score: int | None = None
+    """likelihood x impact, 1 to 25, None while either is unrated; set by the service."""
+    inherent_level: RiskLevel | None = None
+    residual_score: int | None = None
+    """residual likelihood x residual impact, 1 to 25, None while either is unrated; set by the service."""
+    residual_level: RiskLevel | None = None
+    rated: bool = False
+    """Whether likelihood and impact are both rated (the inherent score exists); set by the
+    service, so a list can find the unassessed risks (``rated=false``)."""
     treatment_strategy: Treatment = Treatment.ACCEPT
     treatment_strategy_description: str = ""
     owner_id: str | None = None
@@ -186,10 +190,10 @@ class NewRisk:
     category: RiskCategory = attrs.field(default=RiskCategory.OTHER, converter=choice(RiskCategory))
     department: RiskDepartment | None = attrs.field(default=None, converter=optional_choice(RiskDepartment))
     status: RiskStatus = attrs.field(default=RiskStatus.OPEN, converter=created_status)
-    likelihood: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
-    impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
-    residual_likelihood: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
-    residual_impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
+    likelihood: Likelihood | None = attrs.field(default=None, converter=rating(Likelihood))
+    impact: Impact | None = attrs.field(default=None, converter=rating(Impact))
+    residual_likelihood: Likelihood | None = attrs.field(default=None, converter=rating(Likelihood))
+    residual_impact: Impact | None = attrs.field(default=None, converter=rating(Impact))
     treatment_strategy: Treatment = attrs.field(default=Treatment.ACCEPT, converter=choice(Treatment))
     treatment_strategy_description: str = attrs.field(default="", converter=blank_text(5000))
     owner_id: str | None = attrs.field(default=None, converter=optional_id)
@@ -208,10 +212,10 @@ class RiskPatch(Patch):
     department: RiskDepartment | None | Unset = patch_field(_NEW.department.converter)
     status: RiskStatus | Unset = patch_field(choice(RiskStatus))
     """``accepted`` only where the risk already is accepted (the service checks): ``accept`` sets it."""
-    likelihood: Likelihood | Unset = patch_field(_NEW.likelihood.converter)
-    impact: Impact | Unset = patch_field(_NEW.impact.converter)
-    residual_likelihood: Likelihood | Unset = patch_field(_NEW.residual_likelihood.converter)
-    residual_impact: Impact | Unset = patch_field(_NEW.residual_impact.converter)
+    likelihood: Likelihood | None | Unset = patch_field(_NEW.likelihood.converter)
+    impact: Impact | None | Unset = patch_field(_NEW.impact.converter)
+    residual_likelihood: Likelihood | None | Unset = patch_field(_NEW.residual_likelihood.converter)
+    residual_impact: Impact | None | Unset = patch_field(_NEW.residual_impact.converter)
     treatment_strategy: Treatment | Unset = patch_field(_NEW.treatment_strategy.converter)
     treatment_strategy_description: str | None | Unset = patch_field(_NEW.treatment_strategy_description.converter)
     owner_id: str | None | Unset = patch_field(_NEW.owner_id.converter)
@@ -240,6 +244,13 @@ class RiskFilter(Filter):
     treatment_strategy: Treatment | None = attrs.field(default=None, converter=optional_choice(Treatment))
     inherent_level: RiskLevel | None = attrs.field(default=None, converter=optional_choice(RiskLevel))
     residual_level: RiskLevel | None = attrs.field(default=None, converter=optional_choice(RiskLevel))
+    rated: bool | None = attrs.field(
+        default=None,
+        converter=rated_filter(
+            "false: the unassessed risks (likelihood or impact not rated, so no inherent score or level); "
+            "true: the rated ones"
+        ),
+    )
     archived: bool = False
 
 

@@ -175,6 +175,15 @@ class RiskService:
                     "a closed risk cannot be accepted; reopen it first",
                     {"field": "status", "value": current.status.value, "reason": "reopen the risk before accepting it"},
                 )
+            if current.residual_score is None:  # an acceptance holds a residual score; none is not the lowest
+                raise Conflict(
+                    "an unassessed risk cannot be accepted; rate its residual likelihood and impact first",
+                    {
+                        "field": "residualScore",
+                        "value": None,
+                        "reason": "rate residualLikelihood and residualImpact before accepting the risk",
+                    },
+                )
             updated = attrs.evolve(
                 current,
                 status=RiskStatus.ACCEPTED,

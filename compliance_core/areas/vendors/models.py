@@ -14,7 +14,7 @@ from ...kernel.errors import ValidationError
 from ...kernel.events import Event
 from ...kernel.permissions import EVERYONE, MANAGERS, Action
 from ...kernel.records import Filter, Records
-from ...kernel.scales import Impact, Likelihood
+from ...kernel.scales import Impact, Likelihood, rated_filter, rating
 from ...kernel.validation import (
     EEA_COUNTRIES,
     UNSET,
@@ -64,6 +64,7 @@ __all__ = [
     "VendorRestored",
     "EVENTS",
     "check_vendor",
+    "shaped",
 ]
 
 
@@ -205,10 +206,14 @@ class Vendor:
     category: str = DEFAULT_VENDOR_CATEGORY
     """Free text (see ``VENDOR_CATEGORY_SUGGESTIONS``)."""
     status: VendorStatus = VendorStatus.NOT_ASSESSED
-    inherent_probability: Likelihood = Likelihood.VERY_UNLIKELY
-    inherent_impact: Impact = Impact.INSIGNIFICANT
-    residual_probability: Likelihood = Likelihood.VERY_UNLIKELY
-    residual_impact: Impact = Impact.INSIGNIFICANT
+    inherent_probability: Likelihood | None = None
+    """None until rated: an unassessed vendor is not the lowest risk."""
+    inherent_impact: Impact | None = None
+    residual_probability: Likelihood | None = None
+    residual_impact: Impact | None = None
+    rated: bool = False
+    """Whether the inherent probability and impact are both rated; set on every write
+    (``shaped``), so a list can find the unassessed vendors (``rated=false``)."""
     website: str | None = None
     assignee_id: str | None = None
     country: str | None = None
@@ -241,10 +246,10 @@ class NewVendor:
     description: str = attrs.field(default="", converter=blank_text(5000))
     category: str = attrs.field(default=DEFAULT_VENDOR_CATEGORY, converter=_CATEGORY)
     status: VendorStatus = attrs.field(default=VendorStatus.NOT_ASSESSED, converter=choice(VendorStatus))
-    inherent_probability: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
-    inherent_impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
-    residual_probability: Likelihood = attrs.field(default=Likelihood.VERY_UNLIKELY, converter=choice(Likelihood))
-    residual_impact: Impact = attrs.field(default=Impact.INSIGNIFICANT, converter=choice(Impact))
+    inherent_probability: Likelihood | None = attrs.field(default=None, converter=rating(Likelihood))
+    inherent_impact: Impact | None = attrs.field(default=None, converter=rating(Impact))
+    residual_probability: Likelihood | None = attrs.field(default=None, converter=rating(Likelihood))
+    residual_impact: Impact | None = attrs.field(default=None, converter=rating(Impact))
     website: str | None = attrs.field(default=None, converter=url)
     assignee_id: str | None = attrs.field(default=None, converter=optional_id)
     country: str | None = attrs.field(default=None, converter=optional_country)
@@ -274,10 +279,10 @@ class VendorPatch(Patch):
     description: str | None | Unset = patch_field(_NEW.description.converter)
     category: str | Unset = patch_field(_NEW.category.converter)
     status: VendorStatus | Unset = patch_field(_NEW.status.converter)
-    inherent_probability: Likelihood | Unset = patch_field(_NEW.inherent_probability.converter)
-    inherent_impact: Impact | Unset = patch_field(_NEW.inherent_impact.converter)
-    residual_probability: Likelihood | Unset = patch_field(_NEW.residual_probability.converter)
-    residual_impact: Impact | Unset = patch_field(_NEW.residual_impact.converter)
+    inherent_probability: Likelihood | None | Unset = patch_field(_NEW.inherent_probability.converter)
+    inherent_impact: Impact | None | Unset = patch_field(_NEW.inherent_impact.converter)
+    residual_probability: Likelihood | None | Unset = patch_field(_NEW.residual_probability.converter)
+    residual_impact: Impact | None | Unset = patch_field(_NEW.residual_impact.converter)
     website: str | None | Unset = patch_field(_NEW.website.converter)
     assignee_id: str | None | Unset = patch_field(_NEW.assignee_id.converter)
     country: str | None | Unset = patch_field(_NEW.country.converter)
@@ -308,6 +313,12 @@ class VendorFilter(Filter):
     dpa_status: DpaStatus | None = attrs.field(default=None, converter=optional_choice(DpaStatus))
     status: VendorStatus | None = attrs.field(default=None, converter=optional_choice(VendorStatus))
     assignee_id: str | None = attrs.field(default=None, converter=optional_id)
+    rated: bool | None = attrs.field(
+        default=None,
+        converter=rated_filter(
+            "false: the unassessed vendors (inherentProbability or inherentImpact not rated); true: the rated ones"
+        ),
+    )
     archived: bool = False
 
 
@@ -353,6 +364,12 @@ class VendorRestored(Event):
 
 
 EVENTS = (VendorCreated, VendorUpdated, VendorArchived, VendorRestored)
+
+
+def shaped(vendor: Vendor) -> Vendor:
+    """The vendor with ``rated`` worked out from its inherent ratings."""
+    rated = vendor.inherent_probability is not None and vendor.inherent_impact is not None
+    return vendor if vendor.rated == rated else attrs.evolve(vendor, rated=rated)
 
 
 def check_vendor(vendor: Vendor) -> None:

@@ -28,6 +28,7 @@ from .models import (
     VendorRestored,
     VendorUpdated,
     check_vendor,
+    shaped,
 )
 
 __all__ = ["VendorService", "MemberLookup", "MEMBERS", "check_assignee"]
@@ -74,6 +75,7 @@ class VendorService:
         Route("POST", _ALL, "Add a vendor", 201),
         body=NewVendor,
         event=VendorCreated,
+        shape=shaped,
         check=_check_new,
         example={"name": "Cloud Co", "country": "IE", "criticality": "critical"},
     )
@@ -83,6 +85,7 @@ class VendorService:
         Route("PATCH", _ONE, "Change some of a vendor's fields"),
         body=VendorPatch,
         event=VendorUpdated,
+        shape=shaped,
         check=_check_change,
         example={"status": "assessed"},
     )

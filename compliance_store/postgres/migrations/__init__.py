@@ -37,6 +37,8 @@ from . import (
     m0010_outbox_published,
     m0011_signature_issuers,
     m0012_declared_facets,
+    m0013_unrated_ratings,
+    m0014_rated_filter,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -56,6 +58,8 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0010_outbox_published", m0010_outbox_published.apply),
     ("0011_signature_issuers", m0011_signature_issuers.apply),
     ("0012_declared_facets", m0012_declared_facets.apply),
+    ("0013_unrated_ratings", m0013_unrated_ratings.apply),
+    ("0014_rated_filter", m0014_rated_filter.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

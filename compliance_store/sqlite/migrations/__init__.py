@@ -29,6 +29,8 @@ from . import (
     m0012_list_blocks,
     m0013_signature_issuers,
     m0014_declared_facets,
+    m0015_unrated_ratings,
+    m0016_rated_filter,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -51,6 +53,8 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0012_list_blocks", m0012_list_blocks.apply),
     ("0013_signature_issuers", m0013_signature_issuers.apply),
     ("0014_declared_facets", m0014_declared_facets.apply),
+    ("0015_unrated_ratings", m0015_unrated_ratings.apply),
+    ("0016_rated_filter", m0016_rated_filter.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
