@@ -3,32 +3,39 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 import falcon
 from falcon.routing import map_http_methods
 
 from compliance_core.client import HEALTH
-from compliance_core.platform import Platform
+from compliance_core.platform import Platform, version
 
 from . import errors
+from .cors import Cors
 from .middleware import AccessLog, Authenticate, RequestContext
 from .openapi import openapi_document
 from .resources import OperationResource
 from .resources.health import Health
 from .resources.openapi import OpenApiDocument
+from .resources.pages import add_pages
 from .routes import OPENAPI, Endpoint, endpoints, route_index
 from .wire import Wire
 
 __all__ = ["create_app"]
 
 
-def create_app(platform: Platform, *, access_log: AccessLog | None = None) -> falcon.App[Any, Any]:
+def create_app(
+    platform: Platform, *, access_log: AccessLog | None = None, cors_origins: Iterable[str] = ()
+) -> falcon.App[Any, Any]:
     """A WSGI app serving ``platform`` over /v1: every operation of its areas, on the route
-    each declares.
+    each declares, and the pages a browser opens (``/``, ``/v1``, ``/docs``).
 
     :param platform: the composition root whose services the resources call
     :param access_log: where one JSON line per request goes (None: nowhere)
+    :param cors_origins: the origins (``https://app.example.com``) whose scripts may call the API
+        from a browser (``cors.Cors``); none by default
 
     >>> from compliance_core import Platform
     >>> app = create_app(Platform.open("memory://"))
@@ -36,6 +43,9 @@ def create_app(platform: Platform, *, access_log: AccessLog | None = None) -> fa
     wire = Wire(platform.renderer)
     bound = endpoints(platform.areas)
     middleware: list[Any] = [RequestContext(access_log), Authenticate(platform.access, route_index(bound), wire)]
+    origins = list(cors_origins)
+    if origins:
+        middleware.insert(0, Cors(origins))
     app = falcon.App(middleware=middleware)
     errors.install(app, wire)
     by_path: defaultdict[str, list[Endpoint]] = defaultdict(list)
@@ -67,6 +77,7 @@ def create_app(platform: Platform, *, access_log: AccessLog | None = None) -> fa
         else:
             resource = OperationResource(group, platform.services, wire, locate)
         app.add_route(path, _with_options(resource))
+    add_pages(app, version())
     return app
 
 

@@ -257,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not deliver webhooks from this server (run `compliance worker` for that instead)",
     )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="let scripts of this browser origin (e.g. https://app.example.com) call the API; repeat for "
+        "more (default: COMPLIANCE_CORS_ORIGINS, origins separated by commas or spaces; none if unset)",
+    )
     _options(serve)
     serve.set_defaults(run=run_serve)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from compliance_core import Platform
 from compliance_core.areas.organizations import ORGANIZATIONS
 
+from ..cors import cors_origins
 from ..server import ServerError, serve_platform
 from .keys import ROLES
 from .output import passwords, report_error
@@ -83,6 +84,10 @@ def first_run_banner(platform: Platform, server_url: str, db: str, *, program: s
 
 def serve(args: argparse.Namespace) -> int:
     url = store_url(args.db)
+    if args.cors_origin:
+        origins = cors_origins(args.cors_origin)
+    else:
+        origins = cors_origins([os.environ.get("COMPLIANCE_CORS_ORIGINS", "")], field="COMPLIANCE_CORS_ORIGINS")
     in_memory = url.startswith("memory:")
     workers = 1 if in_memory else args.workers or os.cpu_count() or 1
     if in_memory and (args.workers or 1) > 1:
@@ -115,6 +120,7 @@ def serve(args: argparse.Namespace) -> int:
             access_log=not args.quiet,
             deliver=not args.no_deliver,
             settings=webhook_settings(),
+            cors_origins=origins,
         )
     except ServerError as error:
         report_error("internal_error", str(error), {}, passwords([url]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from compliance_core import Platform, ValidationError
@@ -33,6 +33,7 @@ def serve_platform(
     access_log: bool = True,
     deliver: bool = True,
     settings: Mapping[str, Any] | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> None:
     """Serve the /v1 API for the store at ``url``.
 
@@ -45,6 +46,7 @@ def serve_platform(
     :param deliver: the lead worker also delivers webhooks (one delivery thread for the whole
         server, never one per worker); False leaves that to ``compliance worker``
     :param settings: the platform's per-area settings (``{"webhooks": WebhookPolicy(...)}``)
+    :param cors_origins: the browser origins allowed to call the API (``create_app``)
     """
     in_memory = url.startswith("memory:")
     if in_memory and workers != 1:
@@ -57,15 +59,19 @@ def serve_platform(
             platform = Platform.open(url, settings=settings)
             if prepare is not None:
                 prepare(platform, url_for(sock))
-            factory = lambda: _serving(platform, lead=False, access_log=access_log)  # noqa: E731
-            lead = lambda: _serving(platform, lead=True, access_log=access_log, deliver=deliver)  # noqa: E731
+            factory = lambda: _serving(platform, lead=False, access_log=access_log, cors_origins=cors_origins)  # noqa: E731
+            lead = lambda: _serving(  # noqa: E731
+                platform, lead=True, access_log=access_log, deliver=deliver, cors_origins=cors_origins
+            )
         else:
             if prepare is not None:
                 with Platform.open(url, settings=settings) as platform:
                     prepare(platform, url_for(sock))
-            factory = lambda: _platform_app(url, access_log=access_log, settings=settings)  # noqa: E731
+            factory = lambda: _platform_app(  # noqa: E731
+                url, access_log=access_log, settings=settings, cors_origins=cors_origins
+            )
             lead = lambda: _platform_app(  # noqa: E731
-                url, lead=True, access_log=access_log, deliver=deliver, settings=settings
+                url, lead=True, access_log=access_log, deliver=deliver, settings=settings, cors_origins=cors_origins
             )
         configure_logging(access_log=access_log)
     except BaseException:
@@ -102,20 +108,23 @@ def _platform_app(
     access_log: bool = True,
     deliver: bool = False,
     settings: Mapping[str, Any] | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Iterator[WSGIApp]:
     with (
         Platform.open(url, settings=settings) as platform,
-        _serving(platform, lead=lead, access_log=access_log, deliver=deliver) as app,
+        _serving(platform, lead=lead, access_log=access_log, deliver=deliver, cors_origins=cors_origins) as app,
     ):
         yield app
 
 
 @contextlib.contextmanager
-def _serving(platform: Platform, *, lead: bool, access_log: bool, deliver: bool = False) -> Iterator[WSGIApp]:
+def _serving(
+    platform: Platform, *, lead: bool, access_log: bool, deliver: bool = False, cors_origins: Sequence[str] = ()
+) -> Iterator[WSGIApp]:
     """One worker's app: its access log and periodic flush, and, in the lead, the chores and
     (unless turned off) webhook delivery."""
     sink = AccessLog(sys.stderr) if access_log else None
     chores = running_chores(platform) if lead else contextlib.nullcontext()
     sending = delivering(platform) if lead and deliver else contextlib.nullcontext()
     with flushing(platform, sink), chores, sending:
-        yield create_app(platform, access_log=sink)
+        yield create_app(platform, access_log=sink, cors_origins=cors_origins)
