@@ -8,8 +8,9 @@ BIN    := $(VENV)/bin
 SERVE_STAMP := $(VENV)/.serve-stamp
 TEST_STAMP  := $(VENV)/.test-stamp
 DB     ?= $(or $(COMPLIANCE_DB),compliance.db)
+SHELL  := /bin/bash
 
-.PHONY: setup serve test lint bench openapi events migration clean
+.PHONY: setup serve test check lint bench openapi events migration clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -37,15 +38,48 @@ setup: $(TEST_STAMP) $(CHROMIUM)
 serve: $(SERVE_STAMP)
 	$(BIN)/compliance serve --db $(DB) --host 127.0.0.1 --port 3333
 
+# $(call phase,NAME,COMMAND) runs COMMAND and notes NAME, passed or FAILED, and how long it took;
+# the recipe goes on either way, so every phase runs, and $(summary) prints the notes and fails
+# if any phase did.
+PHASES = $(VENV)/.phases-$@
+define phase
+@echo "=== $(1)"; start=$${EPOCHREALTIME//[!0-9]/}; \
+	if $(2); then result=passed; else result=FAILED; fi; \
+	us=$$(( $${EPOCHREALTIME//[!0-9]/} - start )); \
+	printf '%-7s %-7s %4d.%ds\n' '$(1)' $$result $$((us / 1000000)) $$((us / 100000 % 10)) >> $(PHASES)
+endef
+define summary
+@echo; echo "phase   result  time"; cat $(PHASES); ! grep -q FAILED $(PHASES)
+endef
+
+
 # The suite runs on every core (pytest-xdist), a test file per worker: module-scoped platforms
 # stay in one process, and each worker migrates its own PostgreSQL schema.
-test: setup lint
-	$(BIN)/python -m pytest -n auto --dist loadfile
+test: setup
+	@rm -f $(PHASES)
+	$(call phase,lint,$(BIN)/ruff check .)
+	$(call phase,format,$(BIN)/ruff format --check .)
+	$(call phase,mypy,$(BIN)/mypy)
+	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile)
+	$(summary)
+
+# Between edits: the same lint, format and type checks, and the suites that need no server
+# process (tests not marked slow) on the memory and SQLite stores.
+CHECK_TESTS ?= tests
+check: setup
+	@rm -f $(PHASES)
+	$(call phase,lint,$(BIN)/ruff check .)
+	$(call phase,format,$(BIN)/ruff format --check .)
+	$(call phase,mypy,$(BIN)/mypy)
+	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile -m 'not slow' -k 'not postgresql' $(CHECK_TESTS))
+	$(summary)
 
 lint: setup
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
+	@rm -f $(PHASES)
+	$(call phase,lint,$(BIN)/ruff check .)
+	$(call phase,format,$(BIN)/ruff format --check .)
+	$(call phase,mypy,$(BIN)/mypy)
+	$(summary)
 
 bench: setup
 	@command -v wrk >/dev/null || (apt-get install -y wrk >/dev/null 2>&1 || echo "wrk not installed: the HTTP bench uses its Python load generator")

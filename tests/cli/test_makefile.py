@@ -5,6 +5,7 @@ is asked to do (no network, no real install): `make serve` installs only what se
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,11 +44,11 @@ class Checkout:
         self.python.write_text(FAKE_PYTHON.format(python=sys.executable))
         self.python.chmod(0o755)
 
-    def make(self, target: str) -> list[str]:
-        """Run `make target`; return what the venv's tools were asked to do, in order."""
+    def run(self, target: str) -> subprocess.CompletedProcess[str]:
+        """Run `make target` (what the venv's tools are asked to do goes to ``self.log``)."""
         self.log.write_text("")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "COMPLIANCE_"))}
-        done = subprocess.run(
+        return subprocess.run(
             ["make", "--no-print-directory", target, f"PYTHON={self.python}"],
             cwd=self.root,
             env={**env, "MAKE_LOG": str(self.log)},
@@ -55,6 +56,10 @@ class Checkout:
             text=True,
             timeout=60,
         )
+
+    def make(self, target: str) -> list[str]:
+        """Run `make target`; return what the venv's tools were asked to do, in order."""
+        done = self.run(target)
         assert done.returncode == 0, done.stdout + done.stderr
         return [line.strip() for line in self.log.read_text().splitlines()]
 
@@ -83,6 +88,45 @@ def test_make_serve_then_make_test_installs_the_extras_once(checkout: Checkout) 
 
     assert installs(checkout.make("test")) == []
     assert installs(checkout.make("serve")) == []
+
+
+def _summary(output: str) -> list[list[str]]:
+    """The rows of the phase summary that ends ``output``: name, result, duration."""
+    lines = output.splitlines()
+    return [line.split() for line in lines[lines.index("phase   result  time") + 1 :]]
+
+
+def test_make_test_prints_each_phase_with_its_result_and_duration(checkout: Checkout) -> None:
+    done = checkout.run("test")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _summary(done.stdout)
+    assert [(name, result) for name, result, _ in rows] == [
+        ("lint", "passed"),
+        ("format", "passed"),
+        ("mypy", "passed"),
+        ("tests", "passed"),
+    ]
+    assert all(re.fullmatch(r"\d+\.\ds", duration) for _, _, duration in rows)
+
+
+def test_a_failing_phase_fails_make_test_after_every_phase_ran(checkout: Checkout) -> None:
+    checkout.make("test")
+    mypy = checkout.root / ".venv" / "bin" / "mypy"
+    mypy.write_text('#!/bin/sh\necho "mypy $*" >> "$MAKE_LOG"\nexit 1\n')
+    done = checkout.run("test")
+    assert done.returncode != 0
+    assert [(name, result) for name, result, _ in _summary(done.stdout)] == [
+        ("lint", "passed"),
+        ("format", "passed"),
+        ("mypy", "FAILED"),
+        ("tests", "passed"),
+    ]
+
+
+def test_make_check_runs_the_fast_subset(checkout: Checkout) -> None:
+    log = checkout.make("check")
+    assert log[-4:-1] == ["ruff check .", "ruff format --check .", "mypy"]
+    assert log[-1].startswith("python -m pytest ") and "-m not slow" in log[-1] and "-k not postgresql" in log[-1]
 
 
 def test_make_test_then_make_serve_installs_nothing_more(checkout: Checkout) -> None:
