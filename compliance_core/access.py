@@ -24,8 +24,9 @@ import threading
 
 import attrs
 
-from .areas.api_keys import API_KEYS, PEOPLE, ApiKey, hash_secret
+from .areas.api_keys import API_KEYS, ApiKey, hash_secret
 from .areas.organizations import ORGANIZATIONS
+from .kernel.directory import Directory
 from .kernel.errors import Forbidden, RateLimited, Unauthorized
 from .kernel.permissions import Actor
 from .kernel.ratelimit import RATE_LIMITS, RateDecision, RateLimitPolicy, lease
@@ -86,7 +87,7 @@ class AccessService:
             key = session[API_KEYS].find_by_hash(hash_secret(api_key))
             person = None
             if key is not None and key.person_id is not None:
-                person = session[PEOPLE].get(key.organization_id, key.person_id)
+                person = Directory(session).person(key.organization_id, key.person_id)
         if key is None:
             raise Unauthorized("the API key is not valid", {"reason": "unknown"})
         status = key.status(now)

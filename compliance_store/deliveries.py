@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection
-from typing import Any
+from typing import Any, ClassVar
 
-from compliance_core.areas.webhooks import WebhookDelivery
+from compliance_core.areas.webhooks import DELIVERIES, WebhookDelivery
+from compliance_core.kernel.records import Records
 
 from .records import ScopedRecords
 
@@ -20,6 +21,8 @@ __all__ = ["ScopedDeliveries"]
 
 
 class ScopedDeliveries(ScopedRecords[WebhookDelivery]):
+    serves: ClassVar[Records[Any, Any]] = DELIVERIES
+
     def __init__(self, db: Any, pages: Any, **options: Any) -> None:
         super().__init__(db, pages, **options)
         mapper = self._mapper

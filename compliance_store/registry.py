@@ -1,7 +1,8 @@
 """The tables a SQL store serves, derived the same way for every store.
 
 The organization-scoped tables come from the ``Records`` declarations of the areas (the store's
-generic records repository unless its overrides name a class with more behaviour), plus the
+generic records repository, or the store's own class for a table whose declaration names
+``queries``: see ``served``), plus the
 kernel's tables. Each store package (``sqlite.tables``, ``postgres.tables``) supplies its own
 repository classes; sessions resolve ``session[repo]`` by ``repo.name`` over the registry, and
 each store's start-up check holds the migrated schema against it.
@@ -10,7 +11,7 @@ each store's start-up check holds the migrated schema against it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, Protocol
 
 import attrs
 
@@ -26,6 +27,7 @@ __all__ = [
     "Table",
     "SCOPED_KEY",
     "kernel_tables",
+    "served",
     "derive",
     "expected_indexes",
     "filter_columns",
@@ -77,6 +79,50 @@ def kernel_tables(
         ),
         Table(name=RATE_LIMITS.name, table="rate_limit_buckets", model=Bucket, repository=rate_limits, key=("key_id",)),
         Table(name=OUTBOX.name, table="outbox", model=OutboxMessage, repository=outbox),
+    )
+
+
+def served(areas: Sequence[Area[Any]], classes: Sequence[Any]) -> dict[str, Any]:
+    """The store's own class for each table of ``areas`` whose ``Records`` declares ``queries``,
+    by table name: the declared extension point, where a store keeps what the generic records
+    repository does not do (people's unique e-mails, the delivery engine's queue).
+
+    Each class names the declaration it serves in ``serves``. A table declaring queries that no
+    class serves, a class lacking one of the declared methods, two classes for one table and a
+    class for a table that declares no queries are each a ``TypeError`` when the store is built,
+    never a missing method met at run time. Classes of tables outside ``areas`` are left out.
+    """
+    declared = {records.name: records for area in areas for records in area.records}
+    found: dict[str, Any] = {}
+    for cls in classes:
+        name = cls.serves.name
+        if name in found:
+            raise TypeError(f"two repository classes serve {name!r}: {found[name].__name__}, {cls.__name__}")
+        if name in declared and declared[name].queries is None:
+            raise TypeError(f"{cls.__name__} serves {name!r}, whose Records declares no queries")
+        if name in declared:
+            found[name] = cls
+    for name, records in declared.items():
+        if records.queries is None:
+            continue
+        if name not in found:
+            raise TypeError(f"no repository class serves {name!r}, which declares {records.queries.__name__}")
+        lacking = [method for method in _methods(records.queries) if not callable(getattr(found[name], method, None))]
+        if lacking:
+            raise TypeError(f"{found[name].__name__} lacks {lacking} of {records.queries.__name__}")
+    return found
+
+
+def _methods(protocol: type) -> list[str]:
+    """The public methods a Protocol (and the Protocols it extends) declares."""
+    return sorted(
+        {
+            name
+            for cls in protocol.__mro__
+            if cls not in (object, Protocol, Generic)
+            for name, value in vars(cls).items()
+            if not name.startswith("_") and callable(value)
+        }
     )
 
 

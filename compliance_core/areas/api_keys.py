@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 import attrs
 
+from ..kernel.directory import Directory
 from ..kernel.errors import Conflict, Forbidden, ValidationError, require
 from ..kernel.events import Event
 from ..kernel.operations import Once, operation
@@ -171,24 +172,6 @@ PERSON_BOUND_ROLES = frozenset({Role.EMPLOYEE, Role.CONTRACTOR})
 """Roles whose keys always act as a person: staff see and sign only what is theirs."""
 
 
-class _Person(Protocol):
-    @property
-    def role(self) -> Role: ...
-
-    @property
-    def is_active(self) -> bool: ...
-
-
-class PersonLookup(Protocol):
-    """The port to the people area: a person of the organization, to bind a key to and to
-    check at every request that they are still active."""
-
-    def get(self, organization_id: str, person_id: str) -> _Person | None: ...
-
-
-PEOPLE: Repo[PersonLookup] = Repo("people")
-
-
 def check_person(session: Session, actor: Actor, data: NewApiKey) -> None:
     """A key of a staff role acts as a person, who must be an active person of the
     organization of the key's kind: a contractor key for a contractor only, and no key with
@@ -198,7 +181,7 @@ def check_person(session: Session, actor: Actor, data: NewApiKey) -> None:
         if data.role in PERSON_BOUND_ROLES:
             raise ValidationError.field("personId", None, f"is required for a key with the {data.role.value} role")
         return
-    person = session[PEOPLE].get(actor.organization_id, data.person_id)
+    person = Directory(session).person(actor.organization_id, data.person_id)
     if person is None:
         raise ValidationError.field("personId", data.person_id, "is not a person in this organization")
     if not person.is_active:

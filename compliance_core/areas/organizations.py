@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Protocol
 
 import attrs
 
+from ..kernel.directory import Directory, DirectoryPerson
 from ..kernel.errors import Conflict, NotFound, ValidationError, require
 from ..kernel.events import Event
 from ..kernel.operations import operation
@@ -233,29 +234,6 @@ ORGANIZATION_EDIT = Action("organization:edit", MANAGERS)
 ORGANIZATION_TRANSFER = Action("organization:transfer_ownership", OWNERS)
 
 
-class _Member(Protocol):
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def role(self) -> Role: ...
-
-    @property
-    def is_active(self) -> bool: ...
-
-
-class MemberRoles(Protocol):
-    """The port to the people area: a person of the organization, and storing their new role
-    (the record is changed with ``attrs.evolve``; this area never imports the people model)."""
-
-    def get(self, organization_id: str, person_id: str) -> _Member | None: ...
-
-    def update(self, person: Any) -> None: ...
-
-
-MEMBER_ROLES: Repo[MemberRoles] = Repo("people")
-
-
 class OwnershipTransferred(Event):
     """Ownership moved to another person (``transfer_ownership``); ``previous`` holds the previous
     ``ownerPersonId``. Each role it changed is a ``person.role_changed`` in the same transaction."""
@@ -384,7 +362,7 @@ class OrganizationService:
         """
         with self.uow.write(actor) as tx:
             current = require(tx[ORGANIZATIONS].get(actor.organization_id), "organization", actor.organization_id)
-            target = tx[MEMBER_ROLES].get(current.id, person_id)
+            target = Directory(tx).person(current.id, person_id)
             if target is None:
                 raise NotFound.resource("person", person_id)
             if not target.is_active or target.role is Role.CONTRACTOR:
@@ -404,7 +382,7 @@ class OrganizationService:
             now = self.uow.clock.now()
             roles = []
             if current.owner_person_id is not None and current.owner_person_id != person_id:
-                before = tx[MEMBER_ROLES].get(current.id, current.owner_person_id)
+                before = Directory(tx).person(current.id, current.owner_person_id)
                 if before is not None and before.role is Role.OWNER:
                     roles.append(self._set_role(tx, current.id, before, Role.ADMIN, now))
             roles.append(self._set_role(tx, current.id, target, Role.OWNER, now))
@@ -423,10 +401,10 @@ class OrganizationService:
         )
 
     @staticmethod
-    def _set_role(tx: Tx, organization_id: str, person: _Member, role: Role, now: dt.datetime) -> OwnerChange:
+    def _set_role(tx: Tx, organization_id: str, person: DirectoryPerson, role: Role, now: dt.datetime) -> OwnerChange:
         if person.role is not role:
             updated = attrs.evolve(person, role=role, updated_at=now)
-            tx[MEMBER_ROLES].update(updated)
+            Directory(tx).store_person(updated)
             tx.record(
                 MemberRoleChanged(organization_id=organization_id, subject=updated, previous={"role": person.role})
             )

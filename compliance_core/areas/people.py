@@ -9,14 +9,16 @@ from typing import Any, Protocol
 
 import attrs
 
+from ..kernel.directory import Directory
 from ..kernel.errors import MAX_ECHO_CHARS, Conflict, Forbidden, ValidationError, bounded, cut_text
 from ..kernel.events import Event
 from ..kernel.operations import Once, Standard, operation
 from ..kernel.page_cache import PageCache
 from ..kernel.permissions import MANAGERS, MEMBERS, Action, Actor, Role, ensure_can_grant
 from ..kernel.records import Filter, Records, changed, fetch
+from ..kernel.registers import Register
 from ..kernel.registry import Area, Repo, Route, Session
-from ..kernel.uow import UnitOfWork
+from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
     Patch,
     Unset,
@@ -108,6 +110,15 @@ class PersonFilter(Filter):
     is_active: bool | None = None
 
 
+class EmailIndex(Protocol):
+    """E-mails are unique within an organization; the people repository also answers this, and
+    its ``add``/``update`` raise ``Conflict`` for a taken e-mail."""
+
+    def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
+        """Which of these e-mails already belong to someone in the organization."""
+        ...
+
+
 PEOPLE: Records[Person, PersonFilter] = Records(
     "people",
     model=Person,
@@ -116,16 +127,8 @@ PEOPLE: Records[Person, PersonFilter] = Records(
     prefix="mem",
     cached=True,
     facets=("role", "department", "is_active"),
+    queries=EmailIndex,
 )
-
-
-class EmailIndex(Protocol):
-    """E-mails are unique within an organization; the people repository also answers this, and
-    its ``add``/``update`` raise ``Conflict`` for a taken e-mail."""
-
-    def find_emails(self, organization_id: str, emails: Sequence[str]) -> set[str]:
-        """Which of these e-mails already belong to someone in the organization."""
-        ...
 
 
 EMAILS: Repo[EmailIndex] = Repo("people")
@@ -193,7 +196,8 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
         try:
             entry = _entry(index, item)
         except ValidationError as error:
-            errors.append(error.details)
+            listed = error.details.get("errors")  # every bad field of the entry
+            errors += [{"index": index, **entry} for entry in listed] if listed else [error.details]
             continue
         if entry.email in seen:
             errors.append(
@@ -210,7 +214,14 @@ def parse_members(members: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> 
     return entries
 
 
+def _check_new(service: object, tx: Tx, actor: Actor, person: Person) -> None:
+    ensure_can_grant(actor, person.role)
+    if tx[EMAILS].find_emails(actor.organization_id, [person.email]):
+        raise _taken(person.email)
+
+
 _TABLE = Standard(PEOPLE, id="person_id")
+_REGISTER = Register(PEOPLE, new=NewPerson, event=PersonCreated, check=_check_new, unique=("email",))
 _ALL = "/v1/people"
 _ONE = "/v1/people/{person_id}"
 
@@ -296,6 +307,21 @@ class PeopleService:
             return once(tx, entries, now, create)
 
     get = _TABLE.get(PERSON_READ, Route("GET", _ONE, "Read one person"))
+    export_csv = _REGISTER.export(
+        PERSON_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the people the list's filters match as CSV")
+    )
+    export_xlsx = _REGISTER.export(
+        PERSON_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the people the list's filters match as XLSX")
+    )
+    import_file = _REGISTER.importer(
+        PERSON_CREATE,
+        Route("POST", _ALL + "/import", "Import people from a CSV or XLSX file: a dry run lists every row's errors"),
+        example={
+            "format": "csv",
+            "content": "bmFtZSxlbWFpbA0KSW1wb3J0ZWQgUGVyc29uLGltcG9ydGVkQGV4YW1wbGUuY29tDQo=",
+            "dryRun": True,
+        },
+    )
 
     @operation(
         PERSON_UPDATE,
@@ -337,23 +363,8 @@ class PeopleService:
         )
 
 
-class _Tenant(Protocol):
-    @property
-    def owner_person_id(self) -> str | None: ...
-
-
-class OwnerLookup(Protocol):
-    """The port to the organizations: which person owns the organization."""
-
-    def get(self, organization_id: str) -> _Tenant | None: ...
-
-
-OWNERSHIP: Repo[OwnerLookup] = Repo("organizations")
-
-
 def _owns(session: Session, person: Person) -> bool:
-    organization = session[OWNERSHIP].get(person.organization_id)
-    return organization is not None and organization.owner_person_id == person.id
+    return Directory(session).owner_of(person.organization_id) == person.id
 
 
 def _taken(address: str) -> Conflict:

@@ -101,6 +101,11 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
         filtered on it is counted once per filter set and revision instead, which is as exact
     :param facet_pairs: pairs of facets, each in the filter model's field order, counted per
         pair of values too (one more statement per write each): only for pairs users combine
+    :param queries: the Protocol of what its repository answers beyond ``RecordRepository`` (a
+        store-specific query or rule, such as people's unique e-mails): the declared extension
+        point of the stores. Each store serves such a table with a class of its own naming this
+        declaration in ``serves``, and refuses to open without one that has every method;
+        a table without ``queries`` is served by each store's generic records repository
     """
 
     model: type[M]
@@ -112,6 +117,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     newest_first: bool = False
     facets: tuple[str, ...] = ()
     facet_pairs: tuple[tuple[str, str], ...] = ()
+    queries: type | None = None
 
     def __attrs_post_init__(self) -> None:
         """A facet that is no filter field would be counted by no list and miss from the

@@ -5,13 +5,13 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
 from compliance_core.areas.api_keys import ApiKey, DailyUsage
 from compliance_core.areas.organizations import Organization
-from compliance_core.areas.people import Person
+from compliance_core.areas.people import PEOPLE, Person
 from compliance_core.areas.webhooks import DELIVERIES, DeliveryState, WebhookDelivery
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
@@ -19,6 +19,7 @@ from compliance_core.kernel.idempotency import IdempotencyRecord
 from compliance_core.kernel.pages import PageRequest
 from compliance_core.kernel.permissions import Role
 from compliance_core.kernel.ratelimit import Bucket
+from compliance_core.kernel.records import Records
 
 if TYPE_CHECKING:
     from .store import Tables
@@ -120,6 +121,8 @@ class MemoryRecords(_Repo):
 
 class MemoryDeliveries(MemoryRecords):
     """The webhook deliveries table, with the engine's ``due`` query."""
+
+    serves: ClassVar[Records[Any, Any]] = DELIVERIES
 
     def __init__(self, tables: Tables) -> None:
         super().__init__(tables, DELIVERIES.name, DELIVERIES.newest_first)
@@ -246,8 +249,10 @@ class MemoryApiKeys(_Repo):
 
 
 class MemoryPeople(MemoryRecords):
+    serves: ClassVar[Records[Any, Any]] = PEOPLE
+
     def __init__(self, tables: Tables) -> None:
-        super().__init__(tables, "people")
+        super().__init__(tables, PEOPLE.name)
 
     def add(self, person: Person) -> None:
         if self.t.get("emails", (person.organization_id, person.email)) is not None:

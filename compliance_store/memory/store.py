@@ -13,6 +13,8 @@ from compliance_core.kernel.registry import Area, Repo
 from compliance_core.kernel.uow import Store
 
 from ..copy import CopyReport, copy_store
+from ..progress import Progress
+from ..registry import served
 from .repositories import (
     MemoryApiKeys,
     MemoryDeliveries,
@@ -24,7 +26,7 @@ from .repositories import (
     MemoryRecords,
 )
 
-__all__ = ["Tables", "MemoryStore", "MemorySession", "open_store", "REPOSITORIES"]
+__all__ = ["Tables", "MemoryStore", "MemorySession", "open_store", "REPOSITORIES", "EXTENSIONS"]
 
 R = TypeVar("R")
 _MISSING = object()
@@ -35,11 +37,12 @@ REPOSITORIES: dict[str, Callable[[Tables], Any]] = {
     "idempotency": MemoryIdempotency,
     "rate_limits": MemoryRateLimits,
     "outbox": MemoryOutbox,
-    "people": MemoryPeople,
-    "webhook_deliveries": MemoryDeliveries,
 }
-"""Repositories with more than a declared ``Records`` table's behaviour; every other declared
-table is a ``MemoryRecords``."""
+"""The kernel's repositories, by name."""
+
+EXTENSIONS: tuple[type, ...] = (MemoryPeople, MemoryDeliveries)
+"""The classes serving the ``Records`` tables that declare ``queries`` (see
+``compliance_store.registry.served``); every other declared table is a ``MemoryRecords``."""
 
 
 class Tables:
@@ -97,6 +100,7 @@ class MemoryStore:
     def __init__(self, areas: Sequence[Area[Any]] = AREAS) -> None:
         self._tables = Tables()
         repositories: dict[str, Any] = {name: make(self._tables) for name, make in REPOSITORIES.items()}
+        repositories |= {name: cls(self._tables) for name, cls in served(areas, EXTENSIONS).items()}
         for area in areas:
             for records in area.records:
                 repositories.setdefault(records.name, MemoryRecords(self._tables, records.name, records.newest_first))
@@ -124,10 +128,10 @@ class MemoryStore:
     def health(self) -> dict[str, Any]:
         return {"backend": "memory", "status": "error" if self._closed else "ok"}
 
-    def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
+    def copy_to(self, target: Store, *, replace: bool = False, progress: Progress | None = None) -> CopyReport:
         """Copy every row this store holds into ``target`` (any store), in one read session here
-        and one write session there, and verify it: ``compliance_store.copy.copy_store``."""
-        return copy_store(self, target, replace=replace)
+        and one write session there, and verify it: ``compliance_store.copy.copy_store`` (``progress``: where it reports rows written)."""
+        return copy_store(self, target, replace=replace, progress=progress)
 
     def close(self) -> None:
         self._closed = True

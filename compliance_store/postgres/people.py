@@ -10,13 +10,14 @@ still go on with its transaction, on both stores.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 from psycopg import errors
 
-from compliance_core.areas.people import Person
+from compliance_core.areas.people import PEOPLE, Person
 from compliance_core.kernel.errors import Conflict
+from compliance_core.kernel.records import Records
 
 from .listing import PagedQuery
 from .records import PostgresRecords
@@ -29,6 +30,8 @@ _TAKEN = "SELECT 1 FROM people WHERE organization_id = %s AND email = %s AND id 
 
 
 class PostgresPeople(PostgresRecords[Person]):
+    serves: ClassVar[Records[Any, Any]] = PEOPLE
+
     def __init__(self, cur: psycopg.Cursor[Any], pages: PagedQuery[Person], *, write: bool) -> None:
         super().__init__(cur, pages, write=write)
         self._add_sql = f"{self._mapper.insert_sql} ON CONFLICT (organization_id, email) DO NOTHING"

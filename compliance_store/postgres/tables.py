@@ -1,7 +1,7 @@
 """Every table the PostgreSQL store serves, and the repository class that serves it.
 
 The organization-scoped tables come from the ``Records`` declarations of the areas (a generic
-``PostgresRecords`` unless ``OVERRIDES`` names a class with more behaviour), plus the kernel's
+``PostgresRecords`` or the class of ``EXTENSIONS`` serving a table that declares ``queries``), plus the kernel's
 tables. Sessions resolve ``session[repo]`` by ``repo.name`` over this registry, and the start-up
 check (``checks``) holds the migrated schema against it, so a new area needs a migration and
 nothing here.
@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from compliance_core.areas import AREAS
-from compliance_core.areas.people import PEOPLE
-from compliance_core.areas.webhooks import DELIVERIES
 from compliance_core.kernel.registry import Area
 
-from ..registry import SCOPED_KEY, Table, derive, kernel_tables
+from ..registry import SCOPED_KEY, Table, derive, kernel_tables, served
 from .api_keys import PostgresApiKeys
 from .idempotency import PostgresIdempotency
 from .organizations import PostgresOrganizations
@@ -26,7 +24,7 @@ from .people import PostgresPeople
 from .rate_limits import PostgresRateLimits
 from .records import PostgresDeliveries, PostgresRecords
 
-__all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "SUPPORT_TABLES", "OVERRIDES", "TABLES", "registry"]
+__all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "SUPPORT_TABLES", "EXTENSIONS", "TABLES", "registry"]
 
 KERNEL_TABLES: tuple[Table, ...] = kernel_tables(
     organizations=PostgresOrganizations,
@@ -65,8 +63,8 @@ SUPPORT_TABLES: dict[str, tuple[str, ...]] = {
 """Tables no repository is named after, with the columns the repositories and triggers use
 (``key_usage`` belongs to ``PostgresApiKeys``, the counters to the ``Records`` triggers)."""
 
-OVERRIDES: dict[str, Any] = {PEOPLE.name: PostgresPeople, DELIVERIES.name: PostgresDeliveries}
-"""Declared ``Records`` tables whose repository does more than ``PostgresRecords``."""
+EXTENSIONS: tuple[type, ...] = (PostgresPeople, PostgresDeliveries)
+"""The classes serving the ``Records`` tables that declare ``queries`` (see ``registry.served``)."""
 
 
 def registry(areas: Sequence[Area[Any]] = AREAS) -> tuple[Table, ...]:
@@ -77,7 +75,7 @@ def registry(areas: Sequence[Area[Any]] = AREAS) -> tuple[Table, ...]:
     >>> registry()[-1].records.name == AREAS[-1].records[-1].name
     True
     """
-    return derive(KERNEL_TABLES, areas, records=PostgresRecords, overrides=OVERRIDES)
+    return derive(KERNEL_TABLES, areas, records=PostgresRecords, overrides=served(areas, EXTENSIONS))
 
 
 TABLES: tuple[Table, ...] = registry()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
-from compliance_core.areas.people import Person
+from compliance_core.areas.people import PEOPLE, Person
 from compliance_core.kernel.errors import Conflict
+from compliance_core.kernel.records import Records
 
 from .records import SqliteRecords
 
@@ -18,6 +20,8 @@ _CHUNK = 500
 
 
 class SqlitePeople(SqliteRecords[Person]):
+    serves: ClassVar[Records[Any, Any]] = PEOPLE
+
     def add(self, person: Person) -> None:
         self._unique_email(super().add, person)
 

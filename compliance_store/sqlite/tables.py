@@ -1,7 +1,7 @@
 """Every table the SQLite store serves, and the repository class that serves it.
 
 The organization-scoped tables come from the ``Records`` declarations of the areas (a generic
-``SqliteRecords`` unless ``OVERRIDES`` names a class with more behaviour), plus the kernel's
+``SqliteRecords`` or the class of ``EXTENSIONS`` serving a table that declares ``queries``), plus the kernel's
 tables. Sessions resolve ``session[repo]`` by ``repo.name`` over this registry, and the start-up
 check (``checks``) holds the migrated file against it, so a new area needs a migration and
 nothing here.
@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from compliance_core.areas import AREAS
-from compliance_core.areas.people import PEOPLE
-from compliance_core.areas.webhooks import DELIVERIES
 from compliance_core.kernel.registry import Area
 
-from ..registry import SCOPED_KEY, Table, derive, kernel_tables
+from ..registry import SCOPED_KEY, Table, derive, kernel_tables, served
 from .api_keys import SqliteApiKeys
 from .idempotency import SqliteIdempotency
 from .organizations import SqliteOrganizations
@@ -26,7 +24,7 @@ from .people import SqlitePeople
 from .rate_limits import SqliteRateLimits
 from .records import SqliteDeliveries, SqliteRecords
 
-__all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "OVERRIDES", "TABLES", "registry"]
+__all__ = ["Table", "SCOPED_KEY", "KERNEL_TABLES", "EXTENSIONS", "TABLES", "registry"]
 
 KERNEL_TABLES: tuple[Table, ...] = kernel_tables(
     organizations=SqliteOrganizations,
@@ -37,8 +35,8 @@ KERNEL_TABLES: tuple[Table, ...] = kernel_tables(
 )
 """What every store keeps whatever the areas (``key_usage`` belongs to ``SqliteApiKeys``)."""
 
-OVERRIDES: dict[str, Any] = {PEOPLE.name: SqlitePeople, DELIVERIES.name: SqliteDeliveries}
-"""Declared ``Records`` tables whose repository does more than ``SqliteRecords``."""
+EXTENSIONS: tuple[type, ...] = (SqlitePeople, SqliteDeliveries)
+"""The classes serving the ``Records`` tables that declare ``queries`` (see ``registry.served``)."""
 
 
 def registry(areas: Sequence[Area[Any]] = AREAS) -> tuple[Table, ...]:
@@ -49,7 +47,7 @@ def registry(areas: Sequence[Area[Any]] = AREAS) -> tuple[Table, ...]:
     >>> registry()[-1].records.name == AREAS[-1].records[-1].name
     True
     """
-    return derive(KERNEL_TABLES, areas, records=SqliteRecords, overrides=OVERRIDES)
+    return derive(KERNEL_TABLES, areas, records=SqliteRecords, overrides=served(areas, EXTENSIONS))
 
 
 TABLES: tuple[Table, ...] = registry()

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from ...kernel.clock import utc
+from ...kernel.directory import Directory, every
 from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
 from ...kernel.operations import Standard, operation, page_of
 from ...kernel.page_cache import PageCache
@@ -60,7 +61,6 @@ from .models import (
     next_review,
 )
 from .pdf import PolicyDocument, PolicyPdf, load_renderer
-from .ports import ORGANIZATIONS, PEOPLE, ActivePeople, every
 
 __all__ = ["PolicyService", "PDF"]
 
@@ -274,7 +274,7 @@ class PolicyService:
             current = self._editable(tx, actor, policy_id)
             _check_content(current)
             if data.approver_id is not None:
-                approver = tx[PEOPLE].get(actor.organization_id, data.approver_id)
+                approver = Directory(tx).person(actor.organization_id, data.approver_id)
                 if approver is None:
                     raise ValidationError.field("approverId", data.approver_id, "is not a person in this organization")
                 if not approver.is_active or Role(approver.role) not in MANAGERS:
@@ -417,7 +417,7 @@ class PolicyService:
     def download_all(self, actor: Actor) -> Download:
         """Every policy in force, in one PDF, in the order they were created."""
         with self.uow.read() as session:
-            organization = session[ORGANIZATIONS].get(actor.organization_id)
+            organization = Directory(session).organization(actor.organization_id)
             title = f"{organization.name if organization else actor.organization_id}: policies"
             documents = [
                 _document(policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id))
@@ -436,7 +436,7 @@ class PolicyService:
         now = utc(now) if now is not None else self.uow.clock.now()
         today = now.date()
         with self.uow.read() as session:
-            organizations = [o.id for o in session[ORGANIZATIONS].list_all()]
+            organizations = Directory(session).organization_ids()
         moved = 0
         for organization_id in organizations:
             with self.uow.write(None) as tx:
@@ -499,7 +499,7 @@ class PolicyService:
         if actor.person_id is not None:
             # Checked again now, not only at submission: the approver may have been
             # deactivated or lost the owner or admin role meanwhile.
-            person = session[PEOPLE].get(actor.organization_id, actor.person_id)
+            person = Directory(session).person(actor.organization_id, actor.person_id)
             if person is None or not person.is_active or Role(person.role) not in MANAGERS:
                 raise Forbidden(
                     f"person {actor.person_id} may no longer approve policy {policy.id}",
@@ -578,7 +578,7 @@ class PolicyService:
             return False
         if policy.signer_ids:
             return person_id in policy.signer_ids
-        person = session[PEOPLE].get(policy.organization_id, person_id)
+        person = Directory(session).person(policy.organization_id, person_id)
         return person is not None and person.is_active
 
     @staticmethod
@@ -587,7 +587,7 @@ class PolicyService:
             return ()
         if policy.signer_ids:
             return policy.signer_ids
-        return tuple(p.id for p in every(session[PEOPLE], policy.organization_id, ActivePeople()))
+        return tuple(p.id for p in Directory(session).active_people(policy.organization_id))
 
     def _render(self, title: str, documents: Sequence[PolicyDocument]) -> bytes:
         if self._pdf is None:
@@ -620,16 +620,13 @@ def _check_content(policy: Policy) -> None:
 
 
 def _check_people(session: Session, policy: Policy, fields: Any) -> None:
+    directory = Directory(session)
     for field in fields:
-        if field == "assignee_id" and policy.assignee_id is not None:
-            if session[PEOPLE].get(policy.organization_id, policy.assignee_id) is None:
-                raise ValidationError.field("assigneeId", policy.assignee_id, "is not a person in this organization")
+        if field == "assignee_id":
+            directory.check_member(policy.organization_id, "assigneeId", policy.assignee_id)
         elif field == "signer_ids":
             for index, person_id in enumerate(policy.signer_ids):
-                if session[PEOPLE].get(policy.organization_id, person_id) is None:
-                    raise ValidationError.field(
-                        f"signerIds[{index}]", person_id, "is not a person in this organization"
-                    )
+                directory.check_member(policy.organization_id, f"signerIds[{index}]", person_id)
 
 
 def _document(policy: Policy, version: PolicyVersion) -> PolicyDocument:

@@ -35,7 +35,7 @@ from .models import (
     VendorUpdated,
     check_vendor,
 )
-from .service import MemberLookup, VendorService
+from .service import VendorService
 
 __all__ = [
     "VendorCategory",
@@ -63,7 +63,6 @@ __all__ = [
     "VendorUpdated",
     "VendorArchived",
     "VendorRestored",
-    "MemberLookup",
     "check_vendor",
     "AREA",
 ]

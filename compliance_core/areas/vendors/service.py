@@ -4,15 +4,16 @@ assignee check as their hooks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
-from ...kernel.errors import ValidationError
+from ...kernel.directory import Directory
 from ...kernel.operations import Standard
 from ...kernel.page_cache import PageCache
 from ...kernel.permissions import Actor
-from ...kernel.registry import Repo, Route, Session
+from ...kernel.registers import Register
+from ...kernel.registry import Route, Session
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
     VENDOR_ARCHIVE,
@@ -31,21 +32,11 @@ from .models import (
     shaped,
 )
 
-__all__ = ["VendorService", "MemberLookup", "MEMBERS", "check_assignee"]
-
-
-class MemberLookup(Protocol):
-    """The port to the people area: whether an id is a person of the organization."""
-
-    def get(self, organization_id: str, person_id: str) -> object | None: ...
-
-
-MEMBERS: Repo[MemberLookup] = Repo("people")
+__all__ = ["VendorService", "check_assignee"]
 
 
 def check_assignee(session: Session, organization_id: str, assignee_id: str | None) -> None:
-    if assignee_id is not None and session[MEMBERS].get(organization_id, assignee_id) is None:
-        raise ValidationError.field("assigneeId", assignee_id, "is not a person in this organization")
+    Directory(session).check_member(organization_id, "assigneeId", assignee_id)
 
 
 def _check_new(service: object, tx: Tx, actor: Actor, vendor: Vendor) -> None:
@@ -60,6 +51,7 @@ def _check_change(service: object, tx: Tx, actor: Actor, vendor: Vendor, previou
 
 
 _TABLE = Standard(VENDORS, id="vendor_id")
+_REGISTER = Register(VENDORS, new=NewVendor, event=VendorCreated, shape=shaped, check=_check_new)
 _ALL = "/v1/vendors"
 _ONE = "/v1/vendors/{vendor_id}"
 
@@ -88,6 +80,17 @@ class VendorService:
         shape=shaped,
         check=_check_change,
         example={"status": "assessed"},
+    )
+    export_csv = _REGISTER.export(
+        VENDOR_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the vendors the list's filters match as CSV")
+    )
+    export_xlsx = _REGISTER.export(
+        VENDOR_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the vendors the list's filters match as XLSX")
+    )
+    import_file = _REGISTER.importer(
+        VENDOR_CREATE,
+        Route("POST", _ALL + "/import", "Import vendors from a CSV or XLSX file: a dry run lists every row's errors"),
+        example={"format": "csv", "content": "bmFtZSxjb3VudHJ5LGNyaXRpY2FsaXR5DQpJbXBvcnRlZCBDbyxJRSxjcml0aWNhbA0K"},
     )
     archive = _TABLE.archive(
         VENDOR_ARCHIVE,

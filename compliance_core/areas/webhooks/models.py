@@ -276,6 +276,7 @@ DELIVERIES: Records[WebhookDelivery, DeliveryFilter] = Records(
     prefix="whd",
     newest_first=True,
     facets=("state",),
+    queries=DeliveryRepository,
 )
 DELIVERY_QUEUE: Repo[DeliveryRepository] = Repo("webhook_deliveries")
 """The deliveries table through its engine-facing Protocol (the same repository)."""
