@@ -14,6 +14,7 @@ from ..kernel.audit import AUDIT_LOG
 from ..kernel.operations import Standard
 from ..kernel.page_cache import PageCache
 from ..kernel.permissions import READERS, Action
+from ..kernel.registers import Register
 from ..kernel.registry import Area, Route
 from ..kernel.uow import UnitOfWork
 
@@ -24,6 +25,8 @@ AUDIT_READ = Action("audit_log:read", READERS)
 
 
 _TABLE = Standard(AUDIT_LOG, id="entry_id")
+_REGISTER = Register(AUDIT_LOG)
+_ALL = "/v1/audit-log"
 
 
 @attrs.define
@@ -33,6 +36,14 @@ class AuditLogService:
 
     list = _TABLE.list(AUDIT_READ, Route("GET", "/v1/audit-log", "List audit entries (who changed what, when)"))
     get = _TABLE.get(AUDIT_READ, Route("GET", "/v1/audit-log/{entry_id}", "Read one audit entry"))
+    export_csv = _REGISTER.export(
+        AUDIT_READ,
+        "csv",
+        Route("GET", _ALL + "/export.csv", "Export the audit entries the list's filters match as CSV"),
+    )
+    export_xlsx = _REGISTER.export(
+        AUDIT_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the audit entries the filters match as XLSX")
+    )
 
 
 AREA = Area(

@@ -12,6 +12,7 @@ from compliance_core.kernel.uow import Store
 from compliance_core.platform import open_store
 
 from .output import emit
+from .progress import copy_bar
 from .stores import SQLITE, shown_db, store_url
 
 __all__ = ["migrate_store", "store_for"]
@@ -46,7 +47,7 @@ def migrate_store(args: argparse.Namespace) -> int:
         if copy_to is None:
             raise ValidationError.field("source", shown_db(source_url), "this store cannot be copied from")
         try:
-            report = copy_to(target, replace=args.replace)
+            report = copy_to(target, replace=args.replace, progress=copy_bar())
         except Conflict as error:
             if error.details.get("reason") != "target_not_empty":
                 raise

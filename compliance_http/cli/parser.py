@@ -15,10 +15,11 @@ from compliance_core.platform import declared_chores, version
 from ..delivery import POLL_INTERVAL
 from ..openapi import openapi_document
 from ..server import DEFAULT_THREADS
+from .imports import IMPORTABLE, import_register
 from .keys import ROLES, create_key, list_keys, revoke_key
 from .maintenance import maintenance as run_maintenance
 from .migrate import migrate_store
-from .organizations import PLANS, list_organizations
+from .organizations import PLANS, create_organization, list_organizations
 from .organizations import init as run_init
 from .organizations import set_plan as run_set_plan
 from .output import emit
@@ -158,6 +159,23 @@ def build_parser() -> argparse.ArgumentParser:
     org = commands.add_parser("org", help="manage an organization", description="Manage an organization.")
     org.set_defaults(run=_help(org))
     org_commands = org.add_subparsers(dest="org_command", metavar="COMMAND")
+    org_create = org_commands.add_parser(
+        "create",
+        help="add an organization and its Owner API key to an existing database",
+        description="Add an organization and its Owner API key to a database that exists already (`compliance "
+        'init` creates one); print {"organizationId", "apiKey"}. The key is shown only this once.',
+    )
+    _add_db(org_create)
+    org_create.add_argument("--name", required=True, metavar="NAME", help="the organization's name")
+    org_create.add_argument(
+        "--plan",
+        default=Plan.PROFESSIONAL.value,
+        metavar="PLAN",
+        help=f"one of {PLANS} (default: professional); sets the rate limits",
+    )
+    _add_limits(org_create)
+    _options(org_create)
+    org_create.set_defaults(run=create_organization)
     set_plan = org_commands.add_parser(
         "set-plan",
         help="change the organization's plan (rate limits)",
@@ -228,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="serve the /v1 API",
         description="Serve the /v1 API from several waitress processes sharing one socket. On an empty "
-        f'database, first create "{DEFAULT_ORGANIZATION}" and print its Owner API key once.',
+        f'database, first create "{DEFAULT_ORGANIZATION}" and print its Owner API key once. Webhooks '
+        "go to public https URLs only; set COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1 in its environment to allow "
+        "plain http and private or loopback targets (development: a receiver on this machine).",
     )
     _add_db(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
@@ -327,6 +347,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _options(migrate)
     migrate.set_defaults(run=migrate_store)
+
+    imports = commands.add_parser(
+        "import",
+        help="import people, risks or vendors from a CSV or XLSX file",
+        description="Import a register's records from a CSV or XLSX file (the columns of its export; "
+        "others are ignored) into an organization, as its Owner: every row is checked first, then all are "
+        "created in one transaction with their events and audit entries, or none. With --dry-run, print "
+        "every row's errors (row, field, value, reason) and write nothing. Prints the report as JSON; a "
+        "progress bar is drawn on stderr when it is a terminal.",
+    )
+    imports.add_argument("register", choices=sorted(IMPORTABLE), help="the register to import into")
+    imports.add_argument("file", metavar="FILE", help="the .csv or .xlsx file")
+    _add_db(imports)
+    _add_org(imports)
+    imports.add_argument("--format", choices=("csv", "xlsx"), help="the file's format (default: its extension)")
+    imports.add_argument("--dry-run", action="store_true", help="check every row and write nothing")
+    _options(imports)
+    imports.set_defaults(run=import_register)
 
     openapi = commands.add_parser(
         "openapi",

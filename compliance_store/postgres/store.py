@@ -64,6 +64,7 @@ from compliance_core.kernel.registry import Area
 from compliance_core.kernel.uow import Store
 
 from ..copy import CopyReport, copy_store
+from ..progress import Progress
 from . import locks
 from .checks import schema_problems
 from .codec import scalar
@@ -382,10 +383,10 @@ class PostgresStore:
             for name in dict.fromkeys(names):
                 conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(name)))
 
-    def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
+    def copy_to(self, target: Store, *, replace: bool = False, progress: Progress | None = None) -> CopyReport:
         """Copy every row this store holds into ``target`` (any store), from one read session here,
-        in chunked transactions there, and verify it: ``compliance_store.copy.copy_store``."""
-        return copy_store(self, target, replace=replace)
+        in chunked transactions there, and verify it: ``compliance_store.copy.copy_store`` (``progress``: where it reports rows written)."""
+        return copy_store(self, target, replace=replace, progress=progress)
 
     def close(self) -> None:
         """Close the pool and its connections (in a forked child: forget the parent's pool

@@ -29,6 +29,7 @@ from compliance_core.kernel.registry import Area
 from compliance_core.kernel.uow import Store
 
 from ..copy import CopyReport, copy_store
+from ..progress import Progress
 from .checks import schema_problems
 from .deferred import AUTOCHECKPOINT_PAGES, DeferredWrite, queueable_tables
 from .locking import WriterLock
@@ -359,10 +360,10 @@ class SqliteStore:
         """After ``compliance migrate-store`` filled this file: refresh the statistics now."""
         self.refresh_statistics()
 
-    def copy_to(self, target: Store, *, replace: bool = False) -> CopyReport:
+    def copy_to(self, target: Store, *, replace: bool = False, progress: Progress | None = None) -> CopyReport:
         """Copy every row this store holds into ``target`` (any store), from one read session here,
-        in chunked transactions there, and verify it: ``compliance_store.copy.copy_store``."""
-        return copy_store(self, target, replace=replace)
+        in chunked transactions there, and verify it: ``compliance_store.copy.copy_store`` (``progress``: where it reports rows written)."""
+        return copy_store(self, target, replace=replace, progress=progress)
 
     def close(self) -> None:
         """Close every connection this process opened (and remove a ``:memory:`` temp file)."""
