@@ -54,13 +54,14 @@ endef
 
 
 # The suite runs on every core (pytest-xdist), a test file per worker: module-scoped platforms
-# stay in one process, and each worker migrates its own PostgreSQL schema.
+# stay in one process, and each worker migrates its own PostgreSQL schema. The workers take the
+# files in the order tests/conftest.py gives them (longest first), not xdist's by test count.
 test: setup
 	@rm -f $(PHASES)
 	$(call phase,lint,$(BIN)/ruff check .)
 	$(call phase,format,$(BIN)/ruff format --check .)
 	$(call phase,mypy,$(BIN)/mypy)
-	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile)
+	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder)
 	$(summary)
 
 # Between edits: the same lint, format and type checks, and the suites that need no server
@@ -71,7 +72,7 @@ check: setup
 	$(call phase,lint,$(BIN)/ruff check .)
 	$(call phase,format,$(BIN)/ruff format --check .)
 	$(call phase,mypy,$(BIN)/mypy)
-	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile -m 'not slow' -k 'not postgresql' $(CHECK_TESTS))
+	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder -m 'not slow' -k 'not postgresql' $(CHECK_TESTS))
 	$(summary)
 
 lint: setup

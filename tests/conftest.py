@@ -113,3 +113,26 @@ def new_postgres_schema(postgres_server: str) -> Iterator[Callable[[], str]]:
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         for schema in made:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema.name)))
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the test files so that the ones that take longest start first: a file with a test
+    marked ``long`` (the fuzz: minutes in one test), then files starting real servers (``slow``),
+    then the rest, each group's files with the most tests first. Under ``--dist loadfile
+    --no-loadscope-reorder`` the workers take files in this order, so the longest runs overlap
+    the many short files instead of ending the run on one worker while the others idle (xdist's
+    own reordering, by test count alone, sent the one-test fuzz last). Tests inside a file keep
+    their order."""
+    rank: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for item in items:
+        path = _file_of(item)
+        weight = 0 if item.get_closest_marker("long") else 1 if item.get_closest_marker("slow") else 2
+        rank[path] = min(rank.get(path, 2), weight)
+        count[path] = count.get(path, 0) + 1
+    first_seen = {path: n for n, path in enumerate(dict.fromkeys(_file_of(item) for item in items))}
+    items.sort(key=lambda item: (rank[_file_of(item)], -count[_file_of(item)], first_seen[_file_of(item)]))

@@ -84,7 +84,7 @@ def test_make_serve_then_make_test_installs_the_extras_once(checkout: Checkout) 
     log = checkout.make("test")
     assert installs(log) == ["python -m pip install --quiet -e .[test]"]
     assert "venv .venv" not in log
-    assert log[-4:] == ["ruff check .", "ruff format --check .", "mypy", "python -m pytest -n auto --dist loadfile"]
+    assert log[-4:] == ["ruff check .", "ruff format --check .", "mypy", "python -m pytest -n auto --dist loadfile --no-loadscope-reorder"]
 
     assert installs(checkout.make("test")) == []
     assert installs(checkout.make("serve")) == []
