@@ -59,6 +59,8 @@ F = TypeVar("F")
 
 MAX_IMPORT_ROWS = 5000
 """The most rows one import takes: they are written in one transaction (all or nothing)."""
+_MAX_READ_ROWS = 4 * MAX_IMPORT_ROWS
+"""The most rows read from a file, blank ones included (a sheet of formatted empty rows)."""
 MAX_FILE_CHARS = 8_000_000
 """The most characters of an import's base64 ``content`` (a file of about 6 MB), within the HTTP
 body limit."""
@@ -449,6 +451,8 @@ class Register(Generic[M, F]):
         firsts: dict[tuple[str, Any], int] = {}
         count = 0
         for number, row in enumerate(sheet, start=2):
+            if number > _MAX_READ_ROWS:  # blank rows count here: a workbook of a million is no register
+                raise ValidationError.field("content", f"more than {_MAX_READ_ROWS} rows", "holds too many rows")
             if all(_blank(cell) for cell in row):
                 continue
             count += 1
