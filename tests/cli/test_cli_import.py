@@ -78,7 +78,7 @@ def test_a_missing_file_or_an_unknown_format_is_refused(run, org, tmp_path: Path
     odd = tmp_path / "vendors.ods"
     odd.write_text("x")
     code, _, refused = run("import", "vendors", str(odd), "--db", db, "--org", organization)
-    assert code == 2 and refused["error"]["details"]["field"] == "format"
+    assert code == 2 and refused["error"]["details"]["field"] == "--format"
 
 
 class Terminal(io.StringIO):
