@@ -79,17 +79,24 @@ def _open(path: pathlib.Path, **options: Any) -> SqliteStore:
 # Fresh and upgraded files
 
 
+@pytest.fixture(scope="module")
+def fresh_file(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """A file migrated from nothing, made once for the upgrade tests to compare with."""
+    fresh = tmp_path_factory.mktemp("fresh") / "fresh.db"
+    _open(fresh).close()
+    return fresh
+
+
 @pytest.mark.parametrize("done", range(len(NAMES) + 1))
 def test_a_file_upgraded_after_any_migration_ends_with_the_schema_of_a_fresh_one(
-    tmp_path: pathlib.Path, done: int
+    tmp_path: pathlib.Path, fresh_file: pathlib.Path, done: int
 ) -> None:
-    fresh, upgraded = tmp_path / "fresh.db", tmp_path / "upgraded.db"
-    _open(fresh).close()
+    upgraded = tmp_path / "upgraded.db"
     _migrate_until(upgraded, done)
     store = _open(upgraded)
     store.close()
-    assert _schema(upgraded) == _schema(fresh)
-    assert _applied(upgraded) == _applied(fresh) == NAMES
+    assert _schema(upgraded) == _schema(fresh_file)
+    assert _applied(upgraded) == _applied(fresh_file) == NAMES
     assert store.schema_version == len(NAMES)
 
 
