@@ -9,11 +9,16 @@ import base64
 import csv
 import io
 
+import httpx
 import openpyxl
 import pytest
 
 from compliance_core import Role
+from compliance_core.areas.vendors import NewVendor, VendorFilter
+from compliance_core.client import Client
+from compliance_core.kernel.registers import ImportReport, RegisterFile
 from compliance_core.kernel.sheets import FORMATS
+from compliance_http.client import HTTPTransport
 from http_support import Api, error
 
 VENDORS = [
@@ -125,3 +130,16 @@ def test_exporting_needs_the_read_permission_and_importing_the_write_one(as_role
     data = base64.b64encode(b"name\r\nAcme\r\n").decode()
     error(employee.post("/v1/vendors/import", {"format": "csv", "content": data, "dryRun": True}), 403, "forbidden")
     error(auditor.post("/v1/people/import", {"format": "csv", "content": data}), 403, "forbidden")
+
+
+def test_the_http_client_exports_with_filters_and_imports_as_in_process(app, boot, platform) -> None:
+    client = Client(HTTPTransport("http://test", boot.owner_key.secret, transport=httpx.WSGITransport(app=app)))
+    client.vendors.create(NewVendor(name="Cloud Co", criticality="critical"))
+    client.vendors.create(NewVendor(name="Mail Co"))
+    over_http = client.vendors.export_csv(VendorFilter(criticality="critical"))
+    assert (over_http.filename, over_http.media_type) == ("vendors.csv", "text/csv")
+    actor = platform.actor(boot.organization.id)
+    assert over_http.read() == platform.vendors.export_csv(actor, VendorFilter(criticality="critical")).read()
+    report = client.vendors.import_file(RegisterFile.of(b"name\r\nBackup Co\r\n", "csv"))
+    assert report == ImportReport(dry_run=False, rows=1, created=1, ids=report.ids)
+    assert platform.vendors.get(actor, report.ids[0]).name == "Backup Co"
