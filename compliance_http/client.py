@@ -30,6 +30,7 @@ from compliance_core.kernel.errors import (
     ValidationError,
 )
 from compliance_core.kernel.errors import ServiceUnavailable as Busy
+from compliance_core.kernel.pages import PageRequest
 from compliance_core.kernel.registry import Accepted, Area, Download, Operation
 from compliance_core.platform import version
 
@@ -96,7 +97,8 @@ class HTTPTransport:
                 body = self._wire.command_json(value)
             content = self._wire.dumps(body)
             headers["Content-Type"] = JSON
-        params = self._wire.query(arguments.get("filters"), arguments.get("page")) if operation.paged else None
+        wants_query = operation.paged or operation.filters is not None
+        params = self._wire.query(arguments.get("filters"), arguments.get("page")) if wants_query else None
         request = self._http.build_request(route.method, path, params=params, content=content, headers=headers)
         url = str(request.url)
         try:
@@ -107,6 +109,7 @@ class HTTPTransport:
                         filename=_filename(response),
                         media_type=response.headers.get("content-type", ""),
                         chunks=_chunks(response, url),
+                        inline=response.headers.get("content-disposition", "").lower().startswith("inline"),
                     )
                 response.read()
                 response.close()
@@ -114,9 +117,9 @@ class HTTPTransport:
                 response = self._http.send(request)
         except httpx.TransportError as error:
             raise ServiceUnavailable.of(url, error) from error
-        return self._result(route, response)
+        return self._result(route, response, arguments.get("page"))
 
-    def _result(self, route: Endpoint, response: httpx.Response) -> Any:
+    def _result(self, route: Endpoint, response: httpx.Response, page: PageRequest | None = None) -> Any:
         operation = route.operation
         if not response.is_error and operation.result is None:
             return None
@@ -133,7 +136,7 @@ class HTTPTransport:
         if operation is HEALTH:
             return self._wire.structure_health(data)
         if operation.paged:
-            return self._wire.structure_page(data, operation.result)
+            return self._wire.structure_page(data, operation.result, page)
         if operation.batch is not None:
             return tuple(self._wire.structure(item, operation.result) for item in data["data"])
         if route.accepted is not None:

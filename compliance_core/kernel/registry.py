@@ -9,22 +9,24 @@ every area.
 Repositories are reached through typed handles rather than session attributes: ``tx[VENDORS]``
 is a ``RecordRepository[Vendor, VendorFilter]`` to the type checker, and a store resolves the
 handle by its ``name``. Two handles may name one repository with different Protocols; that is
-how an area reaches another area's records through a port it declares (vendors look people up
-through ``Repo[MemberLookup]("people")``) without importing that area.
+how an area reaches another area's records through a port (vendors look people up through the
+kernel's ``directory``) without importing that area.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 import attrs
 
 from .permissions import Action
+from .validation import reports_every_error
 
 if TYPE_CHECKING:
     from .events import Event
+    from .pages import Listing
     from .records import Records
 
 __all__ = ["Repo", "Session", "Route", "Operation", "Area", "Chore", "Download", "Accepted"]
@@ -66,6 +68,9 @@ class Download:
     media_type: str
     chunks: Any = attrs.field(repr=False)
     """An iterable of ``bytes``."""
+    inline: bool = False
+    """Shown where it is opened (a picture, such as the risk heat map's SVG) rather than saved:
+    over HTTP ``Content-Disposition: inline`` instead of ``attachment``."""
 
     def read(self) -> bytes:
         """The whole content at once (in-process callers, tests)."""
@@ -101,12 +106,15 @@ class Route:
     :param summary: one line for the document
     :param status: the success status when it is not the one the result implies (201 for a
         create; otherwise 200, 204 for no result, 202 for ``Accepted``)
+    :param aliases: earlier paths of the same operation (with the same ids), still answered
+        exactly as ``path`` is and documented as deprecated, so a renamed path breaks no client
     """
 
     method: str
     path: str
     summary: str
     status: int | None = None
+    aliases: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -127,7 +135,8 @@ class Operation:
     :param batch: the body is a list of ``body`` entries (all or nothing), and this is the
         area's check of such a list: ``batch(entries, extra_errors=[...])`` raises one error
         listing every bad entry, merged with the errors a transport found first (unknown keys)
-    :param filters: the filter model of a list (its fields are the query parameters)
+    :param filters: the filter model of a list (its fields are the query parameters); an
+        operation that is not ``paged`` takes them too, for all that match (an export)
     :param paged: a list answered one page at a time
     :param idempotent: takes an Idempotency-Key
     :param result: the model answered: an attrs class, ``dict``, ``Download``, ``Accepted[Job]``,
@@ -141,6 +150,8 @@ class Operation:
         submission first); the generic suites run them as the owner before calling this one
     :param bounded: its work runs on a bounded pool under a time limit (the PDF renderer), so it
         may refuse with ``ServiceUnavailable`` (HTTP 503 with Retry-After) when that pool is busy
+    :param lists: the table a paged list reads, whose declaration says what the list searches,
+        sorts and ranges by (``listing``: the ``q``, ``sort``, ``from`` and ``to`` parameters)
     """
 
     name: str
@@ -157,10 +168,31 @@ class Operation:
     media_type: str | None = None
     given: tuple[str, ...] = ()
     bounded: bool = False
+    lists: Records[Any, Any] | None = None
+
+    @property
+    def listing(self) -> Listing | None:
+        """What the list offers besides its filters (None: paging only)."""
+        return None if self.lists is None or not self.paged else self.lists.listing
+
+    def __attrs_post_init__(self) -> None:
+        if self.body is not None:
+            reports_every_error(self.body)
 
     @property
     def area(self) -> str:
         return self.name.split(".", 1)[0]
+
+    @property
+    def optional_body(self) -> bool:
+        """Its body has no required field, so it may be left out (a transition's optional
+        comment): in-process the body defaults to the model built from nothing, over HTTP an
+        empty request body is taken as ``{}``."""
+        return (
+            self.body is not None
+            and self.batch is None
+            and all(field.default is not attrs.NOTHING for field in attrs.fields(self.body))
+        )
 
     @property
     def method(self) -> str:
@@ -185,6 +217,8 @@ class Operation:
         names = list(self.ids)
         if self.paged:
             names += ["filters", "page"] if self.filters is not None else ["page"]
+        elif self.filters is not None:  # a report over the list's records (a heat map), an export
+            names.append("filters")
         if self.body_argument is not None:
             names.append(self.body_argument)
         if self.idempotent:
@@ -206,6 +240,9 @@ class Operation:
             if name not in bound and name in self.ids:
                 raise TypeError(f"{self.name}() is missing {name!r}")
             bound.setdefault(name, None)
+        body = self.body_argument
+        if body is not None and bound[body] is None and self.optional_body:
+            bound[body] = cast(type, self.body)()
         return bound
 
 

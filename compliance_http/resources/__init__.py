@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 import falcon
+import orjson
 
 from compliance_core.kernel.errors import ValidationError
+from compliance_core.kernel.idempotency import IdempotencyKey
 from compliance_core.kernel.permissions import authorize
 from compliance_core.kernel.registry import Accepted, Download
 
@@ -41,7 +43,12 @@ Responder = Callable[..., None]
 
 
 def json_body(req: falcon.Request, wire: Wire) -> Any:
-    """The parsed JSON body of a POST, PUT or PATCH (Content-Type must be application/json)."""
+    """The parsed JSON body of a POST, PUT or PATCH (Content-Type must be application/json). An
+    empty body, with or without a Content-Type, is taken as ``{}``: a transition whose body is
+    optional (an approval's comment) is called with none, and an operation that needs fields
+    names each one missing."""
+    if not req.content_length:
+        return {}
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type != JSON:
         raise ValidationError.field("Content-Type", req.content_type, "must be application/json")
@@ -71,11 +78,14 @@ def refuse_body(req: falcon.Request) -> None:
     """Refuse a non-empty body sent to an operation that takes none: a client that sent one
     meant something by it, and silently dropping it would hide the mistake. An empty body is
     fine, with or without a Content-Type (as for ``json_body``, a request without Content-Length
-    has no body here: the WSGI server gives one to every body it passes on)."""
+    has no body here: the WSGI server gives one to every body it passes on), and so is an empty
+    JSON object ``{}``, which clients that always send a body send to a transition."""
     declared = req.content_length
     if not declared:
         return
     sample = req.bounded_stream.read(min(declared, _ECHO_BYTES))
+    if req.method not in ("GET", "HEAD") and declared <= _ECHO_BYTES and _is_empty_object(sample):
+        return
     raise ValidationError.field(
         "body",
         sample[:_ECHO_BYTES].decode("utf-8", "replace"),
@@ -85,6 +95,13 @@ def refuse_body(req: falcon.Request) -> None:
 
 _ECHO_BYTES = 200
 """Most characters of a refused header or body echoed in the error's details."""
+
+
+def _is_empty_object(raw: bytes) -> bool:
+    try:
+        return bool(orjson.loads(raw) == {})
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _too_large(declared: int | None) -> PayloadTooLarge:
@@ -141,10 +158,14 @@ class OperationResource:
             arguments: dict[str, Any] = {name: params[name] for name in ids}
             if operation.paged:
                 # check_query has refused repeated parameters: every value is one string
-                filters, page = wire.list_query(cast("Mapping[str, str]", req.params), operation.filters)
+                filters, page = wire.list_query(
+                    cast("Mapping[str, str]", req.params), operation.filters, operation.listing
+                )
                 if operation.filters is not None:
                     arguments["filters"] = filters
                 arguments["page"] = page
+            elif operation.filters is not None:  # a report over a list's records: its filters, no page
+                arguments["filters"], _ = wire.list_query(cast("Mapping[str, str]", req.params), operation.filters)
             if not operation.idempotent:
                 refuse_idempotency_key(req)
             if operation.body is None:
@@ -155,10 +176,15 @@ class OperationResource:
                     arguments["members"] = wire.members(body, operation.body, operation.batch)
                 else:
                     arguments[operation.body_argument or "data"] = wire.command(body, operation.body)
+            key = None
             if operation.idempotent:
-                arguments["idempotency_key"] = req.get_header("Idempotency-Key")
+                sent = req.get_header("Idempotency-Key")
+                key = None if sent is None else IdempotencyKey(sent)
+                arguments["idempotency_key"] = key
             result = getattr(service, method)(actor, **arguments)
             self._render(endpoint, req, resp, result)
+            if key is not None and key.replayed:
+                resp.set_header("Idempotent-Replayed", "true")
 
         respond.__name__ = f"on_{endpoint.method.lower()}"
         return respond
@@ -175,7 +201,10 @@ class OperationResource:
         elif isinstance(result, Download):
             resp.status = endpoint.status
             resp.content_type = result.media_type
-            resp.downloadable_as = result.filename
+            if result.inline:
+                resp.viewable_as = result.filename
+            else:
+                resp.downloadable_as = result.filename
             if req.method == "HEAD":
                 # Headers only, as GET sends them (no Content-Length: the size is not known
                 # before the file is produced); the content is never produced.

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
+from ...kernel.directory import Directory, acting_name
 from ...kernel.errors import Conflict, ValidationError
 from ...kernel.events import Event
 from ...kernel.operations import Standard, operation
@@ -15,8 +16,10 @@ from ...kernel.page_cache import PageCache
 from ...kernel.pages import MAX_PER_PAGE, PageRequest
 from ...kernel.permissions import Actor
 from ...kernel.records import fetch
-from ...kernel.registry import Repo, Route, Session
+from ...kernel.registers import Register
+from ...kernel.registry import Download, Route, Session
 from ...kernel.uow import Tx, UnitOfWork
+from .heat_map import SVG, RiskHeatMap, heat_map_of, matching_risks, svg_of
 from .models import (
     RISK_ACCEPT,
     RISK_ARCHIVE,
@@ -43,33 +46,11 @@ from .models import (
 )
 from .scoring import SCORE_FIELDS, scored
 
-__all__ = ["RiskService", "MemberLookup", "TenantList", "MEMBERS", "TENANTS", "check_owner"]
-
-
-class MemberLookup(Protocol):
-    """The port to the people area: whether an id is a person of the organization."""
-
-    def get(self, organization_id: str, person_id: str) -> object | None: ...
-
-
-class _Tenant(Protocol):
-    @property
-    def id(self) -> str: ...
-
-
-class TenantList(Protocol):
-    """The port to the organizations: the sweep visits each one."""
-
-    def list_all(self) -> list[_Tenant]: ...
-
-
-MEMBERS: Repo[MemberLookup] = Repo("people")
-TENANTS: Repo[TenantList] = Repo("organizations")
+__all__ = ["RiskService", "check_owner"]
 
 
 def check_owner(session: Session, organization_id: str, owner_id: str | None) -> None:
-    if owner_id is not None and session[MEMBERS].get(organization_id, owner_id) is None:
-        raise ValidationError.field("ownerId", owner_id, "is not a person in this organization")
+    Directory(session).check_member(organization_id, "ownerId", owner_id)
 
 
 def _differences(current: Risk, updated: Risk) -> dict[str, Any]:
@@ -91,7 +72,12 @@ def _lapsed(risk: Risk, reason: AcceptanceLapse, now: dt.datetime) -> Risk:
     )
 
 
+def _check_new(service: object, tx: Tx, actor: Actor, risk: Risk) -> None:
+    check_owner(tx, actor.organization_id, risk.owner_id)
+
+
 _TABLE = Standard(RISKS, id="risk_id")
+_REGISTER = Register(RISKS, new=NewRisk, event=RiskCreated, shape=scored, check=_check_new)
 _ALL = "/v1/risks"
 _ONE = "/v1/risks/{risk_id}"
 
@@ -108,7 +94,7 @@ class RiskService:
         body=NewRisk,
         event=RiskCreated,
         shape=scored,
-        check=lambda service, tx, actor, risk: check_owner(tx, actor.organization_id, risk.owner_id),
+        check=_check_new,
         example={
             "title": "Laptop theft exposes customer data",
             "category": "technology",
@@ -120,6 +106,20 @@ class RiskService:
         },
     )
     get = _TABLE.get(RISK_READ, Route("GET", _ONE, "Read one risk"))
+    export_csv = _REGISTER.export(
+        RISK_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the risks the list's filters match as CSV")
+    )
+    export_xlsx = _REGISTER.export(
+        RISK_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the risks the list's filters match as XLSX")
+    )
+    import_file = _REGISTER.importer(
+        RISK_CREATE,
+        Route("POST", _ALL + "/import", "Import risks from a CSV or XLSX file: a dry run lists every row's errors"),
+        example={
+            "format": "csv",
+            "content": "dGl0bGUsY2F0ZWdvcnksbGlrZWxpaG9vZCxpbXBhY3QNClN1cHBsaWVyIG91dGFnZSx2ZW5kb3JfbWFuYWdlbWVudCxwb3NzaWJsZSxtYWpvcg0K",
+        },
+    )
 
     @operation(
         RISK_UPDATE,
@@ -189,6 +189,8 @@ class RiskService:
                 status=RiskStatus.ACCEPTED,
                 treatment_strategy=Treatment.ACCEPT,
                 accepted_by=actor.principal,
+                accepted_by_person_id=actor.person_id,
+                accepted_by_person_name=acting_name(tx, actor),
                 accepted_at=now,
                 accepted_residual_score=current.residual_score,
                 acceptance_expires_on=data.expires_on,
@@ -199,6 +201,34 @@ class RiskService:
             )
             self._write(tx, current, updated, RiskAccepted)
         return updated
+
+    @operation(
+        RISK_READ,
+        Route("GET", _ALL + "/heat-map", "Likelihood x impact matrices of the register, inherent and residual"),
+        filters=RiskFilter,
+        result=RiskHeatMap,
+    )
+    def heat_map(self, actor: Actor, filters: RiskFilter | None = None) -> RiskHeatMap:
+        """How many risks, and which, sit in each likelihood x impact cell, before and after
+        treatment; the unassessed are counted apart. The list's filters choose the risks
+        (default: the live register)."""
+        return self._heat_map(actor, filters)
+
+    @operation(
+        RISK_READ,
+        Route("GET", _ALL + "/heat-map.svg", "The heat map as an SVG picture (the list's filters apply)"),
+        filters=RiskFilter,
+        result=Download,
+        media_type=SVG,
+    )
+    def heat_map_svg(self, actor: Actor, filters: RiskFilter | None = None) -> Download:
+        """``heat_map`` drawn: the inherent and residual matrices side by side."""
+        picture = svg_of(self._heat_map(actor, filters))
+        return Download(filename="risk-heat-map.svg", media_type=SVG, chunks=(picture,), inline=True)
+
+    def _heat_map(self, actor: Actor, filters: RiskFilter | None) -> RiskHeatMap:
+        with self.uow.read() as session:
+            return heat_map_of(matching_risks(session, actor.organization_id, filters or RiskFilter()))
 
     archive = _TABLE.archive(
         RISK_ARCHIVE,
@@ -224,7 +254,7 @@ class RiskService:
         """
         now = now or self.uow.clock.now()
         with self.uow.read() as session:
-            tenants = [tenant.id for tenant in session[TENANTS].list_all()]
+            tenants = Directory(session).organization_ids()
         lapsed = 0
         for organization_id in tenants:
             for archived in (False, True):
