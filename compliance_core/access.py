@@ -107,6 +107,7 @@ class AccessService:
             role=key.role,
             key_id=key.id,
             person_id=key.person_id,
+            person_name=None if person is None else person.name,
             key_issued_by=key.created_by,
             key_issued_by_person_id=key.issued_by_person_id,
             self_issued=key.self_issued,

@@ -216,11 +216,18 @@ class Platform:
     def actor(self, organization_id: str, role: Role | str = Role.OWNER, *, person_id: str | None = None) -> Actor:
         """An in-process caller acting inside ``organization_id`` (operators, embedding apps);
         with ``person_id``, acting as that person of the organization, as a person-bound key does."""
+        name = None
         with self.uow.read() as session:
             require(session[ORGANIZATIONS].get(organization_id), "organization", organization_id)
             if person_id is not None:
-                require(session[PEOPLE].get(organization_id, person_id), "person", person_id)
-        return Actor(organization_id=organization_id, role=Role.parse(role), person_id=person_id, auth_type="local")
+                name = require(session[PEOPLE].get(organization_id, person_id), "person", person_id).name
+        return Actor(
+            organization_id=organization_id,
+            role=Role.parse(role),
+            person_id=person_id,
+            person_name=name,
+            auth_type="local",
+        )
 
     def run_chore(self, chore: Chore[Any], now: dt.datetime | None = None) -> int:
         """Run one of ``chores`` once and return its count (what it did: records purged,

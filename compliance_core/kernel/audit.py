@@ -53,6 +53,11 @@ class AuditEntry:
     actor_type: ActorType
     actor_id: str | None = None
     actor_role: Role | None = None
+    actor_person_id: str | None = None
+    """The person the writing key (or in-process caller) acted as, if any: ``actor_id`` stays
+    the key, and this says who was behind it."""
+    actor_person_name: str | None = None
+    """That person's name when they wrote."""
     action: str
     entity_type: str
     entity_id: str
@@ -81,6 +86,9 @@ AUDIT_LOG: Records[AuditEntry, AuditFilter] = Records(
     prefix="aud",
     newest_first=True,
     facets=("entity_type", "action"),
+    searchable=("action", "entity_type", "entity_id", "actor_person_name"),
+    sortable=("action", "entity_type"),
+    ranged="created_at",
 )
 
 _BOOKKEEPING = frozenset({"id", "organizationId", "createdAt", "updatedAt"})
@@ -112,7 +120,13 @@ def changes_of(event_type: str, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def entry_for(
-    entry_id: str, event_type: str, body: Mapping[str, Any], subject_id: str, actor: Actor | None, at: dt.datetime
+    entry_id: str,
+    event_type: str,
+    body: Mapping[str, Any],
+    subject_id: str,
+    actor: Actor | None,
+    at: dt.datetime,
+    person_name: str | None = None,
 ) -> AuditEntry:
     """The audit entry of one recorded event, from the body the unit of work rendered for it."""
     actor_type, actor_id, role = actor_fields(actor)
@@ -123,6 +137,8 @@ def entry_for(
         actor_type=actor_type,
         actor_id=actor_id,
         actor_role=role,
+        actor_person_id=None if actor is None else actor.person_id,
+        actor_person_name=person_name,
         action=event_type,
         entity_type=event_type.split(".", 1)[0],
         entity_id=subject_id,

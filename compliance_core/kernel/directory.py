@@ -18,7 +18,7 @@ import attrs
 
 from .errors import ValidationError
 from .pages import PageRequest
-from .permissions import Role
+from .permissions import Actor, Role
 from .registry import Repo, Session
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "ActivePeople",
     "Directory",
     "every",
+    "acting_name",
 ]
 
 
@@ -120,6 +121,17 @@ def every(repository: Any, organization_id: str, filters: Any) -> list[Any]:
         if len(found) >= total or not items:
             return found
         number += 1
+
+
+def acting_name(session: Session, actor: Actor | None) -> str | None:
+    """The name of the person ``actor`` acts as (None: no person), as admission read it or, for
+    an ``Actor`` made without it, as the directory has it now."""
+    if actor is None or actor.person_id is None:
+        return None
+    if actor.person_name is not None:
+        return actor.person_name
+    person = session[PEOPLE].get(actor.organization_id, actor.person_id)
+    return None if person is None else person.name
 
 
 @attrs.frozen

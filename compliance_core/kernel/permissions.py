@@ -93,6 +93,9 @@ class Actor:
     person_id: str | None = None
     """The person this caller acts as (a person-bound key, later a session): it signs policies
     as that person and reads that person's own items."""
+    person_name: str | None = None
+    """That person's name as admission read it (None: not read; ``directory.acting_name``
+    reads it then), so what the caller signs, accepts, approves and writes shows who they are."""
     auth_type: Literal["api-key", "session", "local"] = "api-key"
     key_issued_by: str | None = None
     """Who issued the caller's key (the issuing principal): signatures made with it show it."""

@@ -17,6 +17,7 @@ import attrs
 
 from .audit import AUDIT_LOG, entry_for
 from .clock import Clock
+from .directory import acting_name
 from .events import OUTBOX, Event, OutboxMessage, Signals, event_body
 from .ids import IdGenerator
 from .page_cache import PageCache
@@ -92,6 +93,7 @@ class UnitOfWork:
                 now = self.clock.now()
                 outbox = session[OUTBOX]
                 audit = session[AUDIT_LOG]
+                name = acting_name(session, actor)
                 for event in tx.events:
                     event_id = self.ids.new("evt")
                     message = OutboxMessage(
@@ -104,7 +106,7 @@ class UnitOfWork:
                     )
                     outbox.add(message)
                     entry_id = self.ids.new(AUDIT_LOG.prefix)
-                    audit.add(entry_for(entry_id, event.type, message.payload, message.subject_id, actor, now))
+                    audit.add(entry_for(entry_id, event.type, message.payload, message.subject_id, actor, now, name))
                     published.append((message, event))
         self.signals.send(published)
 

@@ -21,8 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compliance_core import FrozenClock, Platform, Role, SequentialIds
+from compliance_core import Actor, FrozenClock, Platform, Role, SequentialIds
 from compliance_core.areas import AREAS
+from compliance_core.areas.people import NewPerson
 from compliance_core.kernel.permissions import can
 from compliance_http.app import create_app
 from compliance_http.openapi import openapi_document
@@ -52,7 +53,8 @@ class World:
         mine = self.platform.bootstrap("Acme", **plan)
         self.owner = Api(self.app, mine.owner_key.secret)
         self.callers = {role: Api(self.app, issue_key(self.platform, mine.organization.id, role)) for role in Role}
-        self.callers[Role.OWNER] = self.owner
+        for role in (Role.OWNER, Role.ADMIN):  # a manager bound to a person, who signs as them
+            self.callers[role] = Api(self.app, self._bound(mine.organization.id, role))
         theirs = self.platform.bootstrap("Globex", **plan)
         self.other = Api(self.app, theirs.owner_key.secret)
         self.others = {role: Api(self.app, issue_key(self.platform, theirs.organization.id, role)) for role in Role}
@@ -61,6 +63,12 @@ class World:
         self.serial = itertools.count()
         self.creates = {e.operation.area: e for e in ENDPOINTS if e.operation.method == "create"}
         self.steps = {e.operation.name: e for e in ENDPOINTS}
+
+    def _bound(self, organization_id: str, role: Role) -> str:
+        operator = Actor(organization_id=organization_id, role=Role.OWNER, auth_type="local")
+        email = f"{role.value}.person@acme.example"
+        person = self.platform.people.create(operator, NewPerson(name=f"{role.value} person", email=email, role=role))
+        return issue_key(self.platform, organization_id, role, person_id=person.id)
 
     def body(self, endpoint: Endpoint) -> Any:
         """The operation's example, made unique where uniqueness matters (e-mail addresses)."""

@@ -60,10 +60,12 @@ def test_publish_acknowledge_and_republish(api: Api) -> None:
     assert sign_off["signers"] == [
         {
             "personId": ann,
+            "personName": "Ann",
             "acknowledgedAt": None,
             "acknowledgedBy": None,
             "keyIssuedBy": None,
             "keyIssuedByPersonId": None,
+            "keyIssuedByPersonName": None,
         }
     ]
     versions = api.get(f"{one}/versions").json
@@ -234,3 +236,45 @@ def test_an_archived_policy_is_not_in_force_and_staff_filters_are_refused(api: A
         assert error(as_ann.get(ROOT, query=query), 403, "forbidden", field)["field"] == field
     assert as_ann.get(ROOT, query="inForce=true").json["count"] == 0
     assert api.post(f"{ROOT}/{policy['id']}/restore").json["inForce"] is True
+
+
+def test_people_not_key_ids(api: Api, platform: Platform, boot: Bootstrap) -> None:
+    """Issue 18: an owner bound to a person signs what is asked of that person with the same
+    key, and the sign-off, the approval, an acceptance and the audit log name the person behind
+    a person-bound key beside the key itself."""
+    org = boot.organization.id
+    boss, ann = _person(api, "Boss", "owner"), _person(api, "Ann")
+    boss_key = issue_key(platform, org, "owner", person_id=boss)
+    boss_key_id = platform.access.admit(boss_key).actor.key_id
+    as_boss = Api(api.app, boss_key)
+    policy = api.post(ROOT, {**AUP, "signerIds": [boss, ann]}).json
+    one = f"{ROOT}/{policy['id']}"
+    assert api.post(f"{one}/submit-for-approval", {"approverId": boss}).status_code == 200
+    assert as_boss.post(f"{one}/approve", {"comment": "Fine"}).status_code == 200
+    version = api.get(f"{one}/versions").json["data"][0]
+    assert (version["approvedBy"], version["approvedByPersonName"]) == (boss, "Boss")
+    signed = as_boss.post(f"{one}/acknowledge")
+    assert signed.status_code == 200, signed.text
+    assert (signed.json["personId"], signed.json["acknowledgedBy"]) == (boss, boss_key_id)
+    signers = api.get(f"{one}/sign-off").json["signers"]
+    assert [(s["personId"], s["personName"], s["acknowledgedBy"]) for s in signers] == [
+        (boss, "Boss", boss_key_id),
+        (ann, "Ann", None),
+    ]
+    (entry,) = api.get("/v1/audit-log", query=f"entityId={signed.json['id']}").json["data"]
+    assert (entry["actorId"], entry["actorPersonId"], entry["actorPersonName"]) == (boss_key_id, boss, "Boss")
+    risk = api.post("/v1/risks", {"title": "Laptop theft", "residualLikelihood": 2, "residualImpact": 2}).json
+    accepted = as_boss.post(f"/v1/risks/{risk['id']}/accept", {"expiresOn": "2026-06-30"})
+    assert accepted.status_code == 200, accepted.text
+    assert (
+        accepted.json["acceptedBy"],
+        accepted.json["acceptedByPersonId"],
+        accepted.json["acceptedByPersonName"],
+    ) == (boss_key_id, boss, "Boss")
+    other = api.post("/v1/risks", {"title": "Flood", "residualLikelihood": 2, "residualImpact": 2}).json
+    by_key = api.post(f"/v1/risks/{other['id']}/accept", {"expiresOn": "2026-06-30"}).json
+    assert (by_key["acceptedBy"], by_key["acceptedByPersonId"], by_key["acceptedByPersonName"]) == (
+        boot.owner_key.key.id,
+        None,
+        None,
+    )

@@ -169,6 +169,9 @@ class PolicyVersion:
     someone else bound to the approver shows who could have made it."""
     approval_key_issued_by_person_id: str | None = None
     """The person that issuing key acted as, if any."""
+    approved_by_person_name: str | None = None
+    """The name of the person who approved, when a person did (``approved_by`` is then their
+    id), as it was when they approved."""
     created_at: dt.datetime
     updated_at: dt.datetime
     """Equal to ``created_at``: a version is never updated."""
@@ -201,10 +204,15 @@ class SignerStatus:
     issued that key, so a signature made through a key someone else issued shows it."""
 
     person_id: str
+    person_name: str | None = None
+    """The signer's name (None: no longer a person of the organization)."""
     acknowledged_at: dt.datetime | None = None
     acknowledged_by: str | None = None
+    """The key (or user) that signed, as the signer."""
     key_issued_by: str | None = None
     key_issued_by_person_id: str | None = None
+    key_issued_by_person_name: str | None = None
+    """The name of the person who issued the signing key, if a person did."""
 
 
 @attrs.frozen(kw_only=True)
@@ -370,7 +378,9 @@ POLICY_AUDIT = Action("policy_audit:read", READERS)
 """Versions and everyone's sign-off status: managers and auditors."""
 POLICY_WRITE = Action("policy:write", MANAGERS)
 POLICY_APPROVE = Action("policy:approve", MANAGERS)
-POLICY_ACKNOWLEDGE = Action("policy:acknowledge", STAFF)
+POLICY_ACKNOWLEDGE = Action("policy:acknowledge", STAFF | MANAGERS)
+"""Any key bound to a person signs what the policy asks that person to sign: staff, and an
+owner or admin with their own key."""
 """Signing is done as a person: staff keys always act as one."""
 
 

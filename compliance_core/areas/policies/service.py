@@ -2,7 +2,8 @@
 
 Who may do what: managers edit, publish, submit and archive; the named approver (or, when none is
 named, any manager) approves or rejects; staff keys act as a person and sign the versions they
-are asked to sign; auditors read everything. Staff see only the policies in force.
+are asked to sign, and so do owners and admins with a key of their own bound to them; auditors
+read everything. Staff see only the policies in force.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import attrs
 
 from ...kernel.clock import utc
-from ...kernel.directory import Directory, every
+from ...kernel.directory import Directory, acting_name, every
 from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
 from ...kernel.operations import Standard, operation, page_of
 from ...kernel.page_cache import PageCache
@@ -172,7 +173,9 @@ class PolicyService:
                 )
             }
             required = self._signers(session, policy)
-        signers = tuple(_signer(p, signed.get(p)) for p in required)
+            issuers = (a.key_issued_by_person_id for a in signed.values())
+            names = Directory(session).names(policy.organization_id, [*required, *issuers])
+        signers = tuple(_signer(p, signed.get(p), names) for p in required)
         return PolicySignOff(
             policy_id=policy.id,
             version_id=policy.current_version_id,
@@ -549,6 +552,7 @@ class PolicyService:
             approval_comment=comment if approved else None,
             approval_key_issued_by=actor.key_issued_by if approved else None,
             approval_key_issued_by_person_id=actor.key_issued_by_person_id if approved else None,
+            approved_by_person_name=acting_name(tx, actor) if approved else None,
             created_at=now,
             updated_at=now,
         )
@@ -602,15 +606,18 @@ def _staff_filter(field: str, value: Any) -> Forbidden:
     )
 
 
-def _signer(person_id: str, signature: Acknowledgement | None) -> SignerStatus:
+def _signer(person_id: str, signature: Acknowledgement | None, names: dict[str, str]) -> SignerStatus:
     if signature is None:
-        return SignerStatus(person_id=person_id)
+        return SignerStatus(person_id=person_id, person_name=names.get(person_id))
+    issuer = signature.key_issued_by_person_id
     return SignerStatus(
         person_id=person_id,
+        person_name=names.get(person_id),
         acknowledged_at=signature.created_at,
         acknowledged_by=signature.acknowledged_by,
         key_issued_by=signature.key_issued_by,
-        key_issued_by_person_id=signature.key_issued_by_person_id,
+        key_issued_by_person_id=issuer,
+        key_issued_by_person_name=None if issuer is None else names.get(issuer),
     )
 
 

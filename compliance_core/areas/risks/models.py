@@ -145,6 +145,10 @@ class Risk:
     """Links to tasks; not checked yet (no tasks area exists)."""
     accepted_by: str | None = None
     """Who accepted last (the key or user that called ``accept``)."""
+    accepted_by_person_id: str | None = None
+    """The person behind that key, if it is bound to one."""
+    accepted_by_person_name: str | None = None
+    """That person's name when they accepted."""
     accepted_at: dt.datetime | None = None
     accepted_residual_score: int | None = None
     acceptance_expires_on: dt.date | None = None

@@ -31,6 +31,7 @@ from . import (
     m0014_declared_facets,
     m0015_unrated_ratings,
     m0016_rated_filter,
+    m0018_people_behind_keys,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -55,6 +56,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0014_declared_facets", m0014_declared_facets.apply),
     ("0015_unrated_ratings", m0015_unrated_ratings.apply),
     ("0016_rated_filter", m0016_rated_filter.apply),
+    ("0018_people_behind_keys", m0018_people_behind_keys.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
