@@ -1,4 +1,5 @@
-"""A policy's Markdown as the blocks the PDF prints: headings, paragraphs, list items and code.
+"""A policy's Markdown as the blocks the PDF prints: headings, paragraphs, list items, code and
+tables (GitHub-flavoured pipe tables, markdown-it-py's ``table`` rule).
 
 Parsed with markdown-it-py (CommonMark), whose block and inline rules run in time linear in the
 text: the hand-written patterns this replaces backtracked in cubic time on runs of spaces (a
@@ -34,8 +35,8 @@ class Block(NamedTuple):
     """One printed block.
 
     ``kind`` is ``heading`` (``mark`` its level, 1-6), ``item`` (``mark`` its marker: ``-``, ``3.``,
-    or ``""`` for an item's further paragraphs; ``depth`` its list nesting from 0), ``paragraph``
-    or ``code`` (``source`` only). ``source`` is the block as written; ``markers`` counts its
+    or ``""`` for an item's further paragraphs; ``depth`` its list nesting from 0), ``paragraph``,
+    ``code`` (``source`` only) or ``table`` (``rows``). ``source`` is the block as written; ``markers`` counts its
     style changes, which the renderer budgets (see ``compliance_pdf.policies``).
     """
 
@@ -45,6 +46,9 @@ class Block(NamedTuple):
     source: str
     markers: int = 0
     depth: int = 0
+    rows: tuple[tuple[str, ...], ...] = ()
+    """A ``table``'s cells, row by row, the header row first (``source`` is the table as written,
+    ``mark`` its columns' alignments: ``L``, ``C`` or ``R`` each)."""
 
     @property
     def text(self) -> str:
@@ -52,7 +56,7 @@ class Block(NamedTuple):
 
 
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False})
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
 def _spans(children: Sequence[Token]) -> tuple[tuple[Span, ...], int]:
@@ -125,6 +129,7 @@ def blocks(markdown: str) -> Iterator[Block]:
 
 
 _LEAVES = frozenset({"inline", "code_block", "fence", "html_block", "hr"})
+_ALIGN = {"text-align:left": "L", "text-align:center": "C", "text-align:right": "R"}
 
 
 def _blocks(tokens: Sequence[Token]) -> Iterator[tuple[int, Block]]:
@@ -132,12 +137,31 @@ def _blocks(tokens: Sequence[Token]) -> Iterator[tuple[int, Block]]:
     lists: list[list[int | None]] = []  # per open list: the next number (None for bullets)
     pending: list[str | None] = []  # per open item: its marker until its first block prints
     heading: int | None = None
+    table: list[list[str]] | None = None  # the open table's rows
+    aligns: list[str] = []
+    start = 0
     line = 0
     for token in tokens:
         kind = token.type
         if token.map:
             line = token.map[0]
-        if kind == "bullet_list_open":
+        if table is not None:
+            if kind == "tr_open":
+                table.append([])
+            elif kind in ("th_open", "td_open") and len(table) == 1:
+                aligns.append(_ALIGN.get(str(token.attrs.get("style", "")), "L"))
+            elif kind == "inline":
+                spans, _ = _spans(token.children or ())
+                table[-1].append("".join(span.text for span in spans))
+            elif kind == "table_close":
+                rows = tuple(tuple(row) for row in table)
+                source = "\n".join(" | ".join(row) for row in rows)
+                yield start, Block("table", "".join(aligns), (Span(source),), source, rows=rows)
+                table = None
+            continue
+        if kind == "table_open":
+            table, aligns, start = [], [], line
+        elif kind == "bullet_list_open":
             lists.append([None])
         elif kind == "ordered_list_open":
             lists.append([int(token.attrs.get("start", 1) or 1)])

@@ -11,8 +11,11 @@ that would go past them is printed as it is written, markers included. Every sty
 font switch and a line-break pass of its own, so dense markup costs far more than prose (with
 fpdf2's Markdown mode, 100,000 characters of ``**a** __b__`` held a server thread for 12 s
 against 2 s for plain prose); the budget keeps a policy's cost close to that of its plain text.
-The built-in PDF fonts cover Latin-1; typographic punctuation is mapped to its plain form and
-anything else outside Latin-1 shows as ``?`` (no font file is shipped).
+Text is set in embedded Noto Sans and Noto Sans Arabic (``compliance_pdf.fonts``: any Latin,
+Greek, Cyrillic or Arabic text prints as written, Arabic shaped and ordered by HarfBuzz). Tables
+are drawn as tables (fpdf2's ``table``: ruled cells, a shaded header row, the columns' alignment
+as the Markdown gives it); a table of more than ``MAX_COLUMNS`` columns has no room on an A4 page
+and prints as written, like code. Each page is headed by the organization's name and logo.
 
 This module lays the PDF out in the calling process; ``compliance_pdf.pool`` runs it on worker
 processes with a time limit, which is what a server uses.
@@ -21,32 +24,28 @@ processes with a time limit, which is what a server uses.
 from __future__ import annotations
 
 import datetime as dt
+import io
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 from fpdf import FPDF
+from fpdf.fonts import FontFace
 
 from compliance_core.areas.policies import PolicyDocument
 
-from .markdown import Span, blocks
+from .fonts import SANS, Typeface, family
+from .markdown import Block, Span, blocks
 
-__all__ = ["FpdfPolicies", "MAX_STYLE_MARKERS"]
+__all__ = ["FpdfPolicies", "MAX_STYLE_MARKERS", "MAX_COLUMNS"]
 
-_PLAIN = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2026": "...",
-        "\u2022": "-",
-        "\u00a0": " ",
-        "\u2192": "->",
-    }
-)
+log = logging.getLogger("compliance_pdf")
+
 _SIZES = {1: 16, 2: 14, 3: 12, 4: 11, 5: 11, 6: 11}
 MAX_STYLE_MARKERS = 2000
+MAX_COLUMNS = 12
+_HEADER_HEIGHT = 10.0
+_SHADE = (235, 235, 235)
 _LINE = 6.0
 _INDENT = 4.0
 _NESTED = 6.0
@@ -55,14 +54,45 @@ _MAX_DEPTH = 8
 """Lists nested deeper print at this depth's indent: the page has room for no more."""
 
 
-def _latin(text: str) -> str:
-    return text.translate(_PLAIN).encode("latin-1", "replace").decode("latin-1")
-
-
 class _Document(FPDF):
+    """A policy PDF: every page headed by the organization's name and logo, footed by its number."""
+
+    def __init__(self, typeface: Typeface) -> None:
+        super().__init__(format="A4")
+        self.typeface = typeface
+        self.organization = ""
+        self.logo: bytes | None = None
+        typeface.install(self)
+
+    def header(self) -> None:
+        if not self.organization and not self.logo:
+            return
+        top = self.t_margin
+        if self.logo is not None:
+            try:
+                self.image(
+                    io.BytesIO(self.logo),
+                    x=self.w - self.r_margin - 30,
+                    y=top - 4,
+                    w=30,
+                    h=_HEADER_HEIGHT,
+                    keep_aspect_ratio=True,
+                )
+            except Exception as error:  # a logo that will not decode must not cost the policy its PDF
+                log.warning("the organization's logo could not be drawn: %r", error)
+                self.logo = None
+        self.set_text_color(90)
+        self.typeface.shaping(self, self.organization)
+        self.typeface.style(self, family(self.organization), size=9)
+        self.set_xy(self.l_margin, top - 4)
+        self.cell(self.epw - 34, _HEADER_HEIGHT, self.organization)
+        self.set_text_color(0)
+        self.set_y(top + _HEADER_HEIGHT)
+
     def footer(self) -> None:
         self.set_y(-12)
-        self.set_font("Helvetica", "I", 8)
+        self.typeface.shaping(self, "")
+        self.typeface.style(self, SANS, size=8)
         self.cell(0, 8, f"Page {self.page_no()}", align="C")
 
 
@@ -85,47 +115,62 @@ def _approval(document: PolicyDocument) -> str:
     return line
 
 
+_WARM_UP: dict[str, Any] = {
+    "name": "**",
+    "description": "",
+    "version": 1,
+    "content": "**Ż** *Ω* سلام\n\n| a |\n|---|\n| b |",
+    "published_at": dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
+    "organization": "-",
+}
+
+
 class FpdfPolicies:
-    """The ``PolicyPdf`` port on fpdf2."""
+    """The ``PolicyPdf`` port on fpdf2. The fonts are parsed once, when this is made (a worker
+    makes one for its life), not per render."""
+
+    def __init__(self) -> None:
+        self.typeface = Typeface()
+        # One render at start: the first one imports fontTools' subsetter and HarfBuzz and reads
+        # the faces' tables, which would otherwise count against the first request's time limit.
+        self.render("", [PolicyDocument(**_WARM_UP)], dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
 
     def render(self, title: str, documents: Sequence[PolicyDocument], generated_at: dt.datetime) -> bytes:
-        pdf = _Document(format="A4")
-        pdf.set_title(_latin(title))
+        pdf = _Document(self.typeface)
+        pdf.set_title(title)
         pdf.set_creator("compliance-platform")
         pdf.set_creation_date(generated_at)
         pdf.set_auto_page_break(auto=True, margin=18)
+        if documents:
+            pdf.organization, pdf.logo = documents[0].organization, documents[0].logo
         if len(documents) != 1:
             self._cover(pdf, title, documents, generated_at)
         for document in documents:
+            pdf.organization, pdf.logo = document.organization, document.logo
             self._policy(pdf, document)
         return bytes(pdf.output())
 
     @staticmethod
-    def _cover(pdf: FPDF, title: str, documents: Sequence[PolicyDocument], generated_at: dt.datetime) -> None:
+    def _cover(pdf: _Document, title: str, documents: Sequence[PolicyDocument], generated_at: dt.datetime) -> None:
         pdf.add_page()
-        pdf.set_font("Helvetica", "B", 20)
-        pdf.multi_cell(0, 10, _latin(title), new_x="LMARGIN", new_y="NEXT")
-        pdf.set_font("Helvetica", "", 11)
-        pdf.multi_cell(0, 7, f"Generated {_day(generated_at)}", new_x="LMARGIN", new_y="NEXT")
+        _line(pdf, title, size=20, height=10, bold=True)
+        _line(pdf, f"Generated {_day(generated_at)}", size=11, height=7)
         pdf.ln(4)
         if not documents:
-            pdf.multi_cell(0, 7, "No policy is published.", new_x="LMARGIN", new_y="NEXT")
+            _line(pdf, "No policy is published.", size=11, height=7)
         for document in documents:
             line = f"- {document.name} (version {document.version}, published {_day(document.published_at)})"
-            pdf.multi_cell(0, 7, _latin(line), new_x="LMARGIN", new_y="NEXT")
+            _line(pdf, line, size=11, height=7)
 
     @staticmethod
-    def _policy(pdf: FPDF, document: PolicyDocument) -> None:
+    def _policy(pdf: _Document, document: PolicyDocument) -> None:
         pdf.add_page()
-        pdf.set_font("Helvetica", "B", 20)
-        pdf.multi_cell(0, 10, _latin(document.name), new_x="LMARGIN", new_y="NEXT")
-        pdf.set_font("Helvetica", "", 10)
+        _line(pdf, document.name, size=20, height=10, bold=True)
         for line in (f"Version {document.version}", f"Published: {_day(document.published_at)}", _approval(document)):
-            pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
+            _line(pdf, line, size=10, height=6)
         if document.description:
             pdf.ln(2)
-            pdf.set_font("Helvetica", "I", 11)
-            pdf.multi_cell(0, 6, _latin(document.description), new_x="LMARGIN", new_y="NEXT")
+            _line(pdf, document.description, size=11, height=6, italic=True)
         pdf.ln(4)
         budget = MAX_STYLE_MARKERS
         for block in blocks(document.content):
@@ -134,40 +179,69 @@ class FpdfPolicies:
                 spans = (Span(block.source),)
             else:
                 budget -= block.markers
+            name = family(block.source)
+            pdf.typeface.shaping(pdf, block.source)
             if block.kind == "heading":
                 assert isinstance(block.mark, int)
                 pdf.ln(2)
-                pdf.set_font("Helvetica", "B", _SIZES[block.mark])
-                pdf.multi_cell(0, 8, _latin(block.text), new_x="LMARGIN", new_y="NEXT")
+                pdf.typeface.style(pdf, name, bold=True, size=_SIZES[block.mark])
+                pdf.multi_cell(0, 8, block.text, new_x="LMARGIN", new_y="NEXT")
             elif block.kind == "item":
                 left = pdf.l_margin
-                pdf.set_font("Helvetica", "", 11)
+                pdf.typeface.style(pdf, name)
                 pdf.set_x(left + _INDENT + _NESTED * min(block.depth, _MAX_DEPTH))
                 pdf.cell(_MARKER_WIDTH, _LINE, str(block.mark))
                 pdf.set_left_margin(pdf.get_x())
                 try:
-                    _write(pdf, spans)
+                    _write(pdf, name, spans)
                 finally:
                     pdf.set_left_margin(left)
                 pdf.ln(_LINE)
-            elif block.kind == "code":
-                pdf.set_font("Courier", "", 10)
-                pdf.multi_cell(0, 5, _latin(block.source), new_x="LMARGIN", new_y="NEXT")
+            elif block.kind == "table" and len(block.rows[0]) <= MAX_COLUMNS:
+                _table(pdf, name, block)
+            elif block.kind in ("code", "table"):
+                pdf.typeface.style(pdf, name, size=9.5)
+                pdf.set_fill_color(*_SHADE)
+                pdf.multi_cell(0, 5, block.source, new_x="LMARGIN", new_y="NEXT", fill=True)
                 pdf.ln(2)
             else:
-                _write(pdf, spans)
+                _write(pdf, name, spans)
                 pdf.ln(_LINE)
                 pdf.ln(2)
 
 
-def _write(pdf: FPDF, spans: tuple[Span, ...]) -> None:
+def _line(pdf: _Document, text: str, *, size: float, height: float, bold: bool = False, italic: bool = False) -> None:
+    """A line of the document's head (its own font and shaping: a name may be in any script)."""
+    pdf.typeface.shaping(pdf, text)
+    pdf.typeface.style(pdf, family(text), bold=bold, italic=italic, size=size)
+    pdf.multi_cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
+
+
+def _table(pdf: _Document, name: str, block: Block) -> None:
+    """A Markdown table as ruled cells: the header row shaded, each column aligned as written."""
+    pdf.typeface.style(pdf, name, size=10)
+    aligns = tuple(str(block.mark or "")) or ("L",) * len(block.rows[0])
+    with pdf.table(
+        text_align=aligns,
+        headings_style=FontFace(fill_color=_SHADE),
+        line_height=5.5,
+        padding=1.2,
+    ) as table:
+        for cells in block.rows:
+            row = table.row()
+            for cell in cells:
+                row.cell(cell)
+    pdf.ln(3)
+
+
+def _write(pdf: _Document, name: str, spans: tuple[Span, ...]) -> None:
     """The spans from the current position, wrapping at the margins, each in its own style.
 
     ``write`` breaks a line at a space inside the text it is given; a span whose first word does
     not fit on the line has no such space, and would be cut mid-word: it starts a new line."""
     for span in spans:
-        text = _latin(span.text)
-        pdf.set_font("Helvetica", ("B" if span.bold else "") + ("I" if span.italic else ""), 11)
+        text = span.text
+        pdf.typeface.style(pdf, name, bold=span.bold, italic=span.italic)
         head = text.split(" ", 1)[0].split("\n", 1)[0]
         room = pdf.w - pdf.r_margin - pdf.get_x() - 2 * pdf.c_margin
         if head and pdf.get_x() > pdf.l_margin and pdf.get_string_width(head) > room:

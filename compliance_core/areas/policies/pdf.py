@@ -37,6 +37,10 @@ class PolicyDocument:
     """The key that issued the approving key: a reader can tell an approval made with the
     approver's own key from one made with a key someone else bound to them."""
     approval_key_issued_by_person_id: str | None = None
+    organization: str = ""
+    """The organization's name, printed at the head of each page."""
+    logo: bytes | None = None
+    """The organization's logo (PNG or JPEG), printed beside its name on each page."""
 
 
 class PolicyPdf(Protocol):
