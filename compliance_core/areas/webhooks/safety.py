@@ -21,6 +21,7 @@ import attrs
 from ...kernel.errors import ValidationError
 
 __all__ = [
+    "ALLOW_PRIVATE_HINT",
     "Resolver",
     "SystemResolver",
     "WebhookPolicy",
@@ -31,6 +32,14 @@ __all__ = [
     "embedded_ipv4",
     "check_url",
 ]
+
+ALLOW_PRIVATE_HINT = (
+    "plain http and private or loopback addresses are allowed for development by "
+    "COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1 in the environment of compliance serve and compliance worker "
+    "(in-process: settings={'webhooks': WebhookPolicy(allow_private=True)})"
+)
+"""Said by each refusal that allowing private targets would lift, so a developer with a receiver
+on localhost learns the setting from the error itself."""
 
 METADATA_ADDRESSES = frozenset({ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")})
 """Cloud instance metadata services: credentials live there, so never a webhook target."""
@@ -140,7 +149,7 @@ def check_url(url: str, policy: WebhookPolicy, field: str = "url") -> None:
     any refused address."""
     parts = urlsplit(url)
     if parts.scheme != "https" and not policy.allow_private:
-        raise ValidationError.field(field, url, "must be an https URL")
+        raise ValidationError.field(field, url, f"must be an https URL; {ALLOW_PRIVATE_HINT}")
     host = parts.hostname or ""
     try:
         given = parts.port
@@ -158,4 +167,6 @@ def check_url(url: str, policy: WebhookPolicy, field: str = "url") -> None:
     for address in addresses:
         problem = address_problem(address, policy.allow_private)
         if problem is not None:
-            raise ValidationError.field(field, url, f"refused: {problem}")
+            # a receiver on the developer's own machine is the usual cause: say what allows it
+            hint = f"; {ALLOW_PRIVATE_HINT}" if address_problem(address, True) is None else ""
+            raise ValidationError.field(field, url, f"refused: {problem}{hint}")
