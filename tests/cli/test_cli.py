@@ -281,6 +281,7 @@ def test_every_command_is_covered() -> None:
         "init",
         "org",
         "org set-plan",
+        "org create",
         "keys",
         "keys create",
         "keys list",
@@ -290,6 +291,7 @@ def test_every_command_is_covered() -> None:
         "worker",
         "maintenance",
         "migrate-store",
+        "import",
         "openapi",
     }
 
@@ -434,7 +436,8 @@ def test_the_banner_hints_work_as_printed(run, db: str, capsys) -> None:
         banner = first_run_banner(platform, "http://127.0.0.1:3333", store_url(db), program="compliance")
     assert banner is not None
     lines = [line.strip() for line in banner.splitlines()]
-    key = next(line.split("=", 1)[1] for line in lines if line.startswith("export KEY="))
+    key = next(line.split("=", 1)[1] for line in lines if line.startswith("export COMPLIANCE_API_KEY="))
+    assert "export COMPLIANCE_URL=http://127.0.0.1:3333" in lines
     assert key.startswith("comp_")
     create = shlex.split(next(line for line in lines if line.startswith("More keys:")).split(":", 1)[1])
     listing = shlex.split(next(line for line in lines if line.startswith("Organizations:")).split(":", 1)[1])
