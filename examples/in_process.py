@@ -1,6 +1,6 @@
 """Use the compliance platform as a library: no server, no HTTP, the same rules as the API.
 
-    python examples/in_process.py
+    .venv/bin/python examples/in_process.py   # from the checkout, once make serve or make test made .venv
 
 It keeps its data in a SQLite file inside a temporary folder, so every run starts afresh. In your
 own app, open a file you keep (``Platform.open("sqlite:///compliance.db")``) or a throwaway

@@ -1,9 +1,11 @@
 """Call a running compliance server from Python: the same models and errors as in-process.
 
-    compliance serve                      # prints an Owner API key the first time
-    COMPLIANCE_API_KEY=comp_... python examples/over_http.py
+    make serve                                # one terminal: its first-run banner shows an Owner key
+    export COMPLIANCE_URL=http://127.0.0.1:3333 COMPLIANCE_API_KEY=comp_...   # another: the banner's lines
+    .venv/bin/python examples/over_http.py
 
-COMPLIANCE_URL is the server's address (default http://127.0.0.1:3333).
+COMPLIANCE_URL is the server's address (default http://127.0.0.1:3333); COMPLIANCE_API_KEY is an API
+key, which the banner prints once (more keys: ``compliance keys create``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from compliance_http.client import HTTPTransport
 def main() -> int:
     api_key = os.environ.get("COMPLIANCE_API_KEY")
     if not api_key:
-        print("Set COMPLIANCE_API_KEY to an API key (compliance serve prints one on its first run).", file=sys.stderr)
+        print(
+            "Set COMPLIANCE_API_KEY to an API key (the first-run banner of compliance serve prints its export line).",
+            file=sys.stderr,
+        )
         return 2
     url = os.environ.get("COMPLIANCE_URL", "http://127.0.0.1:3333")
 

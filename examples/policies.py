@@ -1,6 +1,6 @@
 """Policies as a library: publish one, have an employee sign it, re-publish, and save the PDF.
 
-    python examples/policies.py
+    .venv/bin/python examples/policies.py   # from the checkout, once make serve or make test made .venv
 
 Publishing freezes the text as a numbered version and asks everyone to sign that version; an
 employee's key (or actor) acts as a person and signs only as that person.

@@ -1,6 +1,6 @@
 """React to what happens in the platform, in your own process: subscribe to its typed events.
 
-    python examples/subscribe_to_events.py
+    .venv/bin/python examples/subscribe_to_events.py   # from the checkout, once make serve or make test made .venv
 
 Receivers run after the write has committed, so what they read is already stored, and a write
 that fails (or rolls back) never reaches them. Each receiver gets the stored outbox message

@@ -1,6 +1,6 @@
 """Receive the platform's events as signed webhooks, and check each signature.
 
-    python examples/webhooks.py
+    .venv/bin/python examples/webhooks.py   # from the checkout, once make serve or make test made .venv
 
 A small receiver listens on localhost (which is why private targets are allowed here: in
 production endpoints are public https URLs), the platform delivers to it from a thread, and the

@@ -64,9 +64,11 @@ def first_run_banner(platform: Platform, server_url: str, db: str, *, program: s
         f"    API key         {secret}",
         f"    API             {server_url}/v1",
         "",
-        "  The key is shown only this once (only its hash is stored). Keep it now, e.g.:",
-        f"    export KEY={secret}",
-        f'    curl -H "X-API-Key: $KEY" {server_url}/v1/vendors',
+        "  The key is shown only this once (only its hash is stored). Keep it now: paste these",
+        "  two lines into your shell, and the docs' commands and examples/ find the server and key:",
+        f"    export COMPLIANCE_URL={server_url}",
+        f"    export COMPLIANCE_API_KEY={secret}",
+        '    curl -H "X-API-Key: $COMPLIANCE_API_KEY" "$COMPLIANCE_URL/v1/vendors"',
         "",
     ]
     if db.startswith("memory:"):

@@ -106,11 +106,17 @@ def readme_blocks() -> list[str]:
     return re.findall(r"```sh\n(.*?)```", README.read_text(), re.DOTALL)
 
 
+def banner_exports(banner: str) -> dict[str, str]:
+    """The ``export NAME=value`` lines of the banner, which the README has the reader paste."""
+    return dict(re.findall(r"^\s*export ([A-Z_]+)=(\S+)\s*$", banner, re.MULTILINE))
+
+
 def test_the_banner_gives_the_key_as_an_export_and_hints_that_work(first_run) -> None:
     server, db = first_run
     banner = server.startup
-    [export] = [line.strip() for line in banner.splitlines() if line.strip().startswith("export KEY=")]
-    key = export.split("=", 1)[1]
+    exports = banner_exports(banner)
+    assert exports["COMPLIANCE_URL"] == server.url
+    key = exports["COMPLIANCE_API_KEY"]
     response = httpx.get(f"{server.url}/v1/vendors", headers={"X-API-Key": key})
     assert response.status_code == 200
 
@@ -131,10 +137,9 @@ def test_the_banner_gives_the_key_as_an_export_and_hints_that_work(first_run) ->
 
 def test_the_readme_curl_examples_run_as_written(first_run) -> None:
     server, _ = first_run
-    key = next(line.split("=", 1)[1].strip() for line in server.startup.splitlines() if "export KEY=" in line)
-    [block] = [b for b in readme_blocks() if b.lstrip().startswith("export KEY=")]
-    script = "\n".join(line for line in block.splitlines() if not line.startswith("export KEY="))
-    script = script.replace("http://127.0.0.1:3333", server.url)
+    exports = banner_exports(server.startup)
+    key = exports["COMPLIANCE_API_KEY"]
+    [script] = [b for b in readme_blocks() if "Idempotency-Key: create-cloud-co-1" in b]
     assert "uuidgen" not in script
 
     def run_block() -> list[object]:
@@ -143,7 +148,7 @@ def test_the_readme_curl_examples_run_as_written(first_run) -> None:
             capture_output=True,
             text=True,
             timeout=60,
-            env={**os.environ, "KEY": key},
+            env={**os.environ, **exports},
         )
         assert done.returncode == 0, done.stderr
         return _json_values(done.stdout)

@@ -46,9 +46,13 @@ def test_the_two_commands_are_make_serve_and_make_test() -> None:
     assert [c for c in commands if c] == ["make serve", "make test"]
 
 
-def test_the_key_from_the_banner_is_exported_before_it_is_used() -> None:
-    uses = SHELL.index("$KEY")
-    assert "export KEY=" in SHELL[:uses]
+def test_the_key_and_address_from_the_banner_are_exported_before_they_are_used() -> None:
+    for name in ("COMPLIANCE_API_KEY", "COMPLIANCE_URL"):
+        uses = SHELL.index(f"${name}")
+        assert f"export {name}=" in SHELL[:uses]
+    # the names examples/over_http.py reads, so the banner's lines serve both
+    example = (ROOT / "examples" / "over_http.py").read_text()
+    assert 'os.environ.get("COMPLIANCE_API_KEY")' in example and 'os.environ.get("COMPLIANCE_URL"' in example
 
 
 def test_shell_examples_need_nothing_beyond_the_checkout() -> None:
@@ -61,15 +65,17 @@ def test_shell_examples_need_nothing_beyond_the_checkout() -> None:
             assert "source .venv/bin/activate" in SHELL[: SHELL.index(line)], f"`compliance` not on PATH: {line}"
 
 
-def test_every_command_and_serve_option_is_in_the_readme() -> None:
+def test_every_command_and_each_of_its_options_is_in_the_readme() -> None:
     table = section("The `compliance` command")
-    for path in COMMANDS:
+    cells = (re.split(r"(?<!\\)\|", row) for row in table.splitlines() if row.startswith("| `compliance "))
+    rows = {cell[1].strip() for cell in cells}  # the command's cell (a `\|` inside it is not a column)
+    for path, parser in COMMANDS.items():
         name = " ".join(path)
-        assert f"`compliance {name} " in table or f"`compliance {name}`" in table, f"no row for `compliance {name}`"
-    for action in COMMANDS[("serve",)]._actions:
-        for option in action.option_strings:
-            if option not in {"-h", "--help"}:
-                assert option in table, f"README does not mention serve {option}"
+        [row] = [row for row in rows if row.startswith((f"`compliance {name} ", f"`compliance {name}`"))]
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option.startswith("--") and option != "--help":
+                    assert option in row, f"README's row of `compliance {name}` does not mention {option}"
 
 
 def test_the_default_plan_and_how_to_change_it() -> None:
