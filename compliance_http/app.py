@@ -50,7 +50,8 @@ def create_app(
     errors.install(app, wire)
     by_path: defaultdict[str, list[Endpoint]] = defaultdict(list)
     for endpoint in bound:
-        by_path[endpoint.path].append(endpoint)
+        for path in endpoint.paths:  # an alias path is served like the path itself
+            by_path[path].append(endpoint)
     special = {
         HEALTH.name: Health(platform, wire),
         OPENAPI.name: OpenApiDocument(

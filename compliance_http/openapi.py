@@ -29,6 +29,7 @@ from compliance_core.areas.api_keys import ApiKey
 from compliance_core.areas.organizations import Organization
 from compliance_core.areas.people import MAX_BULK
 from compliance_core.areas.webhooks.models import ALL_EVENTS
+from compliance_core.kernel.pages import MAX_QUERY, Listing
 from compliance_core.kernel.registry import Download
 from compliance_core.kernel.rendering import WireView
 from compliance_core.kernel.validation import Unset, page_schemas, schema_of, wire_name
@@ -99,6 +100,8 @@ def openapi_document(
             for response in head["responses"].values():
                 response.pop("content", None)
             paths[path]["head"] = head
+        for number, alias in enumerate(route.aliases, start=1):
+            _document_alias(paths, route, alias, number, schemas)
     tags = list(dict.fromkeys(route.tag for route in endpoints))
     return {
         "openapi": "3.0.3",
@@ -134,6 +137,31 @@ def openapi_document(
             "schemas": dict(sorted(schemas.components.items())),
         },
     }
+
+
+def _document_alias(
+    paths: dict[str, dict[str, Any]], route: Endpoint, alias: str, number: int, schemas: _Schemas
+) -> None:
+    """The operations of ``route`` again on an earlier path, marked deprecated and naming the path
+    to use instead (no links: a client following them lands on the current path)."""
+    path = re.sub(r"{(\w+)}", lambda m: "{" + wire_name(m[1]) + "}", alias)
+    current = re.sub(r"{(\w+)}", lambda m: "{" + wire_name(m[1]) + "}", route.path)
+    methods = [route.method.lower()] + (["head"] if route.method == "GET" else [])
+    for method in methods:
+        operation = _operation(route, schemas)
+        operation["operationId"] += (
+            ("Head" if method == "head" else "") + "Deprecated" + ("" if number == 1 else str(number))
+        )
+        if method == "head":
+            operation["summary"] = f"Headers only: {route.summary[0].lower()}{route.summary[1:]}"
+            for response in operation["responses"].values():
+                response.pop("content", None)
+        operation["deprecated"] = True
+        operation["description"] = (
+            f"Deprecated: an earlier path of `{route.method} {current}`, answered the same; use that path. "
+            + operation["description"]
+        )
+        paths.setdefault(path, {})[method] = operation
 
 
 def _operation_id(endpoint: Endpoint) -> str:
@@ -208,6 +236,8 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
             {"$ref": "#/components/parameters/perPage"},
             {"$ref": "#/components/parameters/cursor"},
         ]
+    if core.listing is not None:
+        parameters += _search_parameters(core.listing)
     if route.public:
         operation["security"] = []
         operation["description"] = "Public: no API key needed."
@@ -225,9 +255,64 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
         content: dict[str, Any] = {"schema": body}
         if core.example is not None:
             content["example"] = dict(core.example)
-        operation["requestBody"] = {"required": True, "content": {"application/json": content}}
+        operation["requestBody"] = {"required": not core.optional_body, "content": {"application/json": content}}
     operation["responses"] = _responses(route, schemas)
     return operation
+
+
+def _search_parameters(listing: Listing) -> list[dict[str, Any]]:
+    """``q``, ``sort``, ``from`` and ``to`` of one list, as its ``Listing`` declares them (the
+    sortable fields as an enum, the range's bounds in the ranged field's format)."""
+    parameters: list[dict[str, Any]] = []
+    if listing.searchable:
+        fields = ", ".join(f"`{wire_name(name)}`" for name in listing.searchable)
+        parameters.append(
+            {
+                "name": "q",
+                "in": "query",
+                "required": False,
+                "description": f"Text search: records whose {fields} contains this text, ignoring case "
+                "(a substring, so the start of a word matches too). Empty: no search.",
+                "schema": {
+                    "type": "string",
+                    "maxLength": MAX_QUERY,
+                    "pattern": "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$",
+                },
+            }
+        )
+    sorts = [wire_name(name) for name in listing.sorts]
+    default = "-createdAt" if listing.newest_first else "createdAt"
+    parameters.append(
+        {
+            "name": "sort",
+            "in": "query",
+            "required": False,
+            "description": f"Order by a field, ascending, or descending with `-` before it (default `{default}`). "
+            "Records without a value come last either way; ties go by id in the same direction, so pages are "
+            "stable. Text orders by code point. A cursor is good only for the sort it was issued with.",
+            "schema": {"type": "string", "enum": [variant for name in sorts for variant in (name, "-" + name)]},
+        }
+    )
+    if listing.ranged is not None:
+        field = wire_name(listing.ranged)
+        kind = "date" if listing.ranged_date else "date-time"
+        parameters += [
+            {
+                "name": "from",
+                "in": "query",
+                "required": False,
+                "description": f"Only records whose `{field}` is at or after this {kind} (inclusive).",
+                "schema": {"type": "string", "format": kind},
+            },
+            {
+                "name": "to",
+                "in": "query",
+                "required": False,
+                "description": f"Only records whose `{field}` is before this {kind} (exclusive).",
+                "schema": {"type": "string", "format": kind},
+            },
+        ]
+    return parameters
 
 
 def _statuses(route: Endpoint) -> list[int]:
@@ -256,6 +341,8 @@ def _responses(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
     if not route.public:
         for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             headers[name] = {"$ref": f"#/components/headers/{name}"}
+    if core.idempotent:
+        headers["Idempotent-Replayed"] = {"$ref": "#/components/headers/Idempotent-Replayed"}
     content: dict[str, Any] | None
     if core.name == "openapi":
         content = {"application/json": {"schema": {"type": "object", "description": "An OpenAPI 3.0.3 document."}}}
@@ -548,7 +635,26 @@ _ERROR_SCHEMA = {
                     "type": "object",
                     "additionalProperties": True,
                     "description": "Context such as field, value and reason; an echoed value is cut to a "
-                    "bounded size and `truncated: true` says so",
+                    "bounded size and `truncated: true` says so. A refused request body lists everything "
+                    "wrong with it at once in `errors` (each field with its value and reason; field, value "
+                    "and reason at the top repeat the first); a refused bulk body lists each bad entry's "
+                    "index there too",
+                    "properties": {
+                        "field": {"type": "string", "nullable": True},
+                        "reason": {"type": "string"},
+                        "errors": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "additionalProperties": True,
+                                "properties": {
+                                    "field": {"type": "string", "nullable": True},
+                                    "reason": {"type": "string"},
+                                    "index": {"type": "integer"},
+                                },
+                            },
+                        },
+                    },
                 },
             },
         },
@@ -644,6 +750,11 @@ _HEADERS = {
     "X-RateLimit-Remaining": {"description": "Requests left in the bucket", "schema": {"type": "integer"}},
     "X-RateLimit-Reset": {"description": "Epoch seconds when the bucket is full again", "schema": {"type": "integer"}},
     "Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}},
+    "Idempotent-Replayed": {
+        "description": "`true` when this answer is the stored result of an earlier request with the same "
+        "Idempotency-Key (nothing was done again); absent otherwise",
+        "schema": {"type": "string", "enum": ["true"]},
+    },
 }
 
 

@@ -34,6 +34,7 @@ from compliance_core.kernel.pages import (
     DEFAULT_PER_PAGE,
     MAX_PAGE,
     MAX_PER_PAGE,
+    Listing,
     Page,
     PageRequest,
     Position,
@@ -41,7 +42,7 @@ from compliance_core.kernel.pages import (
 )
 from compliance_core.kernel.permissions import Actor
 from compliance_core.kernel.rendering import Renderer, WireView, json_value, model_in, wire_name
-from compliance_core.kernel.validation import UNSET
+from compliance_core.kernel.validation import UNSET, field_errors
 
 __all__ = ["Wire", "JSON", "MAX_JSON_DEPTH", "MAX_INTEGER_DIGITS", "encode_cursor", "decode_cursor"]
 
@@ -56,6 +57,7 @@ MAX_INTEGER_DIGITS = 18
 a 64-bit integer, so a store can bind it; core judges the value itself (``page`` has its own
 upper bound)."""
 _INTEGER = re.compile(r"-?[0-9]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _ECHO_CHARS = 200
 """Longest string echoed in the details of an error rendered by the fallback, and longest
 query value echoed by the wire's own errors."""
@@ -98,6 +100,9 @@ class _Shape:
     """field name -> shape of the attrs model held in that field's list"""
     booleans: frozenset[str]
     """wire names of true/false fields (how a query string spells them differs)"""
+
+    def required_present(self, body: Mapping[str, Any]) -> bool:
+        return all(key in body for key in self.required)
 
 
 class _RenderedPages:
@@ -239,8 +244,10 @@ _CURSOR_CHARS = 200
 
 def encode_cursor(position: Position) -> str:
     """A cursor walk's position as an opaque, URL-safe token (base64url of a JSON array: the
-    offset, the last row's ``createdAt`` as the API shows it, and its id)."""
-    raw = _dumps([position.offset, position.created_at, position.id])
+    offset, the last row's ``createdAt`` as the API shows it, its id, and the walk's sort when
+    it has one, so the cursor is refused with another)."""
+    key = [position.offset, position.created_at, position.id]
+    raw = _dumps(key if position.sort is None else [*key, position.sort])
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
@@ -251,7 +258,10 @@ def decode_cursor(token: str) -> Position:
         if len(token) > _CURSOR_CHARS:
             raise ValueError("too long")
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        offset, created_at, item_id = orjson.loads(raw)
+        offset, created_at, item_id, *rest = orjson.loads(raw)
+        sort = rest.pop() if len(rest) == 1 else None
+        if rest or not (sort is None or (isinstance(sort, str) and 0 < len(sort) <= 64)):
+            raise ValueError("sort")
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < MAX_PAGE * MAX_PER_PAGE:
             raise ValueError("offset")
         if not isinstance(item_id, str) or not 0 < len(item_id) <= 64 or not isinstance(created_at, str):
@@ -259,7 +269,7 @@ def decode_cursor(token: str) -> Position:
         when = _parse_datetime(created_at, dt.datetime)
     except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError):
         raise ValidationError.field("cursor", _clip(token), "is not a cursor this service issued") from None
-    return Position(when, item_id, offset)
+    return Position(when, item_id, offset, sort)
 
 
 class Wire:
@@ -373,10 +383,16 @@ class Wire:
         """Build a command model (``NewVendor``, ``VendorPatch``, ...) from a request body.
 
         Absent keys of a patch stay UNSET; an explicit null is passed on for core to judge.
+        Everything wrong is reported at once (``ValidationError.every``): unknown keys, then
+        missing fields, then refused values.
         """
         if not isinstance(body, dict):
             raise ValidationError.field("body", _json_type(body), "must be a JSON object")
-        return model(**self._arguments(body, self._shape(model), ""))
+        unknown: list[ValidationError] = []
+        arguments = self._arguments(body, self._shape(model), "", unknown)
+        if unknown or not self._shape(model).required_present(body):
+            raise ValidationError.every(unknown + field_errors(model, arguments))
+        return model(**arguments)
 
     def members(self, body: Any, model: type, check: Callable[..., Any]) -> Any:
         """The entries of a bulk-create body, renamed for core, which checks each one with
@@ -417,33 +433,38 @@ class Wire:
             if isinstance(value, list):
                 raise ValidationError.field(name, value, "must be given at most once")
 
-    def list_query(self, params: Mapping[str, str], filters: type[T] | None) -> tuple[T | None, PageRequest]:
+    def list_query(
+        self, params: Mapping[str, str], filters: type[T] | None, listing: Listing | None = None
+    ) -> tuple[T | None, PageRequest]:
         """Filters and page of a list request whose parameter names are already checked.
 
         Clients repeat the same few queries, so a parsed one is kept (both results are frozen)
         and only new ones build a filter model and a page request; bad ones raise each time, and
         long values (none is valid today) are never kept.
         """
-        key = (filters, tuple(params.items()))
+        key = (filters, listing, tuple(params.items()))
         parsed = self._queries.get(key)
         if parsed is None:
-            parsed = self._parse_list_query(params, filters)
+            parsed = self._parse_list_query(params, filters, listing)
             if all(len(value) <= _QUERY_VALUE_KEPT for value in params.values()):
                 if len(self._queries) >= _QUERIES_KEPT:
                     self._queries.clear()
                 self._queries[key] = parsed
         return parsed
 
-    def _parse_list_query(self, params: Mapping[str, str], filters: type[T] | None) -> tuple[T | None, PageRequest]:
+    def _parse_list_query(
+        self, params: Mapping[str, str], filters: type[T] | None, listing: Listing | None = None
+    ) -> tuple[T | None, PageRequest]:
         per_page = self._integer(params, "perPage", DEFAULT_PER_PAGE)
+        search = self._search(params, listing) if listing is not None else {}
         if "cursor" in params:
             if "page" in params:
                 raise ValidationError.field("page", _clip(params["page"]), "cannot be combined with cursor")
             PageRequest(per_page=per_page)  # the same perPage check as a numbered page
             token = params["cursor"]
-            page = PageRequest.walking(per_page, decode_cursor(token) if token else None)
+            page = PageRequest.walking(per_page, decode_cursor(token) if token else None, **search)
         else:
-            page = PageRequest(page=self._integer(params, "page", 1), per_page=per_page)
+            page = PageRequest(page=self._integer(params, "page", 1), per_page=per_page, **search)
         if filters is None:
             return None, page
         shape = self._shape(filters)
@@ -461,6 +482,41 @@ class Wire:
         return filters(**arguments), page
 
     @staticmethod
+    def _search(params: Mapping[str, str], listing: Listing) -> dict[str, Any]:
+        """``q``, ``sort``, ``from`` and ``to`` as ``PageRequest`` takes them: the sort's field
+        by its model name, the range's bounds parsed as the ranged field's type."""
+        search: dict[str, Any] = {"q": params.get("q")}
+        sort = params.get("sort")
+        if sort:
+            fields = {wire_name(name): name for name in listing.sorts}
+            field = fields.get(sort.removeprefix("-"))
+            if field is None:
+                raise ValidationError.field(
+                    "sort", _clip(sort), f"must be one of {', '.join(fields)} (with - before it for descending)"
+                )
+            search["sort"] = "-" + field if sort.startswith("-") else field
+        for key, name in (("from", "since"), ("to", "until")):
+            value = params.get(key)
+            if value is None:
+                continue
+            try:
+                if listing.ranged_date:
+                    search[name] = dt.date.fromisoformat(value) if _DATE.fullmatch(value) else None
+                else:
+                    instant = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+                    search[name] = instant if instant.tzinfo is not None and "T" in value.upper() else None
+            except ValueError:
+                search[name] = None
+            if search[name] is None:
+                rule = (
+                    "a date (2026-12-31)"
+                    if listing.ranged_date
+                    else "a date-time with its offset (2026-12-31T00:00:00Z)"
+                )
+                raise ValidationError.field(key, _clip(value), f"must be {rule}")
+        return search
+
+    @staticmethod
     def _integer(params: Mapping[str, str], name: str, default: int) -> int:
         if name not in params:
             return default
@@ -471,22 +527,26 @@ class Wire:
             raise ValidationError.field(name, _clip(value), f"is too large (at most {MAX_INTEGER_DIGITS} digits)")
         return int(value)
 
-    def _arguments(self, body: Mapping[str, Any], shape: _Shape, where: str) -> dict[str, Any]:
+    def _arguments(
+        self, body: Mapping[str, Any], shape: _Shape, where: str, unknown: list[ValidationError]
+    ) -> dict[str, Any]:
+        """The body's known keys renamed for core (in nested lists too); each unknown key is
+        added to ``unknown`` and left out. A nested entry's missing keys are core's to name."""
         arguments: dict[str, Any] = {}
         for key, value in body.items():
             name = shape.fields.get(key)
             if name is None:
-                raise ValidationError.field(where + key, value, "unknown field")
+                unknown.append(ValidationError.field(where + key, value, "unknown field"))
+                continue
             nested = shape.nested.get(name)
             if nested is not None and isinstance(value, list):
                 value = [
-                    self._arguments(item, nested, f"{where}{key}[{index}].") if isinstance(item, dict) else item
+                    self._arguments(item, nested, f"{where}{key}[{index}].", unknown)
+                    if isinstance(item, dict)
+                    else item
                     for index, item in enumerate(value)
                 ]
             arguments[name] = value
-        for key in shape.required:
-            if key not in body:
-                raise ValidationError.field(where + key, None, "is required")
         return arguments
 
     def _shape(self, model: type) -> _Shape:
@@ -532,6 +592,14 @@ class Wire:
                 params[wire_name(field.name)] = (
                     ("true" if value else "false") if isinstance(value, bool) else str(value)
                 )
+        if page is not None:
+            if page.q is not None:
+                params["q"] = page.q
+            if page.sort is not None:
+                params["sort"] = ("-" if page.sort.startswith("-") else "") + wire_name(page.sort.removeprefix("-"))
+            for key, bound in (("from", page.since), ("to", page.until)):
+                if bound is not None:
+                    params[key] = bound.isoformat()
         if page is not None and page.walk:
             params["cursor"] = "" if page.after is None else encode_cursor(page.after)
             params["perPage"] = str(page.per_page)
@@ -543,7 +611,9 @@ class Wire:
     def structure(self, data: Any, model: type[T]) -> T:
         return self._converter.structure(data, model)
 
-    def structure_page(self, data: Mapping[str, Any], model: type[T]) -> Page[T]:
+    def structure_page(self, data: Mapping[str, Any], model: type[T], request: PageRequest | None = None) -> Page[T]:
+        """The page a list answered; ``request`` (the one sent) carries its search, sort and
+        range to ``Page.next_request``."""
         meta = data["meta"]
         walk = "nextCursor" in meta
         return Page(
@@ -554,6 +624,7 @@ class Wire:
             walk=walk,
             after=decode_cursor(meta["cursor"]) if walk and meta.get("cursor") else None,
             next_after=decode_cursor(meta["nextCursor"]) if walk and meta["nextCursor"] else None,
+            request=request,
         )
 
     def structure_health(self, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,9 @@ A finding's review is role-gated: only an Auditor, Admin or Owner closes one (``
 for a revision (``request_revision``, always with a note); fixing it and marking it
 ``ready_for_review`` is a change the Owner or an Admin makes (``update``), never an auditor.
 Links: the task and the control it was raised against (identifiers, not checked until those
-areas exist) and the template it was made from (checked through ``TemplateLookup``). A finding's
-history is its slice of the audit trail, newest first."""
+areas exist) and the template it was made from (checked through ``TemplateLookup``). A finding made
+from a template takes the template's content, title and severity wherever the body leaves them
+out. A finding's history is its slice of the audit trail, newest first."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ from ..kernel.page_cache import PageCache
 from ..kernel.pages import Page, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor
 from ..kernel.records import Filter, Records, changed, fetch
+from ..kernel.registers import Register
 from ..kernel.registry import Area, Repo, Route, Session
+from ..kernel.rendering import wire_name
+from ..kernel.severities import Severity
 from ..kernel.uow import Tx, UnitOfWork
 from ..kernel.validation import (
     Patch,
@@ -61,14 +65,6 @@ __all__ = [
     "FindingSeverityChanged",
     "AREA",
 ]
-
-
-class Severity(enum.StrEnum):
-    INFO = "info"
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-    CRITICAL = "critical"
 
 
 class FindingStatus(enum.StrEnum):
@@ -119,10 +115,16 @@ class Finding:
     closed_at: dt.datetime | None = None
 
 
+_TITLE = text(255)
+_SEVERITY = choice(Severity)
+
+
 @attrs.frozen(kw_only=True)
 class NewFinding:
-    title: str = attrs.field(converter=text(255))
-    severity: Severity = attrs.field(converter=choice(Severity))
+    title: str | None = attrs.field(default=None, converter=text(255, optional=True))
+    """Required, unless ``template_id`` names a template: its title is taken then."""
+    severity: Severity | None = attrs.field(default=None, converter=optional_choice(Severity))
+    """Required, unless ``template_id`` names a template with a severity: that one is taken then."""
     type: FindingType = attrs.field(default=FindingType.SOC2, converter=choice(FindingType))
     source: FindingSource = attrs.field(default=FindingSource.AUDIT, converter=choice(FindingSource))
     content: str = attrs.field(default="", converter=blank_text(5000))
@@ -137,8 +139,8 @@ _NEW = attrs.fields(NewFinding)
 
 @attrs.frozen(kw_only=True)
 class FindingPatch(Patch):
-    title: str | Unset = patch_field(_NEW.title.converter)
-    severity: Severity | Unset = patch_field(_NEW.severity.converter)
+    title: str | Unset = patch_field(_TITLE)
+    severity: Severity | Unset = patch_field(_SEVERITY)
     type: FindingType | Unset = patch_field(_NEW.type.converter)
     status: FindingStatus | Unset = patch_field(choice(FindingStatus))
     content: str | None | Unset = patch_field(_NEW.content.converter)
@@ -174,18 +176,27 @@ FINDINGS: Records[Finding, FindingFilter] = Records(
     prefix="fnd",
     cached=True,
     facets=("status", "severity", "type", "source"),
+    searchable=("title", "content"),
+    sortable=("title", "updated_at", "closed_at"),
+    ranged="created_at",
 )
 
 
 class TemplateLookup(Protocol):
-    """The port to the finding-templates area: a template's content by id."""
+    """The port to the finding-templates area: a template's text and severity by id."""
 
     def get(self, organization_id: str, template_id: str) -> _Template | None: ...
 
 
 class _Template(Protocol):
     @property
+    def title(self) -> str: ...
+
+    @property
     def content(self) -> str: ...
+
+    @property
+    def severity(self) -> Severity | None: ...
 
 
 TEMPLATES: Repo[TemplateLookup] = Repo("finding_templates")
@@ -219,6 +230,7 @@ class FindingSeverityChanged(Event):
 
 
 _TABLE = Standard(FINDINGS, id="finding_id")
+_REGISTER = Register(FINDINGS)
 _ALL = "/v1/findings"
 _ONE = "/v1/findings/{finding_id}"
 
@@ -244,7 +256,17 @@ class FindingService:
         def create() -> Finding:
             fields = attrs.asdict(data, recurse=False)
             if data.template_id is not None:
-                fields["content"] = data.content or _template(tx, actor.organization_id, data.template_id).content
+                template = _template(tx, actor.organization_id, data.template_id)
+                fields["content"] = data.content or template.content
+                fields["title"] = data.title if data.title is not None else template.title
+                fields["severity"] = data.severity if data.severity is not None else template.severity
+            missing = [
+                ValidationError.field(wire_name(name), None, "is required unless templateId names a template giving it")
+                for name in ("title", "severity")
+                if fields[name] is None
+            ]
+            if missing:
+                raise ValidationError.every(missing)
             finding = Finding(
                 id=self.uow.ids.new(FINDINGS.prefix),
                 organization_id=actor.organization_id,
@@ -261,6 +283,14 @@ class FindingService:
             return once(tx, data, now, create)
 
     get = _TABLE.get(FINDING_READ, Route("GET", _ONE, "Read one finding"))
+    export_csv = _REGISTER.export(
+        FINDING_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the findings the list's filters match as CSV")
+    )
+    export_xlsx = _REGISTER.export(
+        FINDING_READ,
+        "xlsx",
+        Route("GET", _ALL + "/export.xlsx", "Export the findings the list's filters match as XLSX"),
+    )
 
     @operation(
         FINDING_UPDATE,
@@ -282,6 +312,7 @@ class FindingService:
         Route("GET", _ONE + "/history", "The finding's history: its audit trail, newest first"),
         paged=True,
         result=AuditEntry,
+        lists=AUDIT_LOG,
     )
     def history(self, actor: Actor, finding_id: str, page: PageRequest | None = None) -> Page[AuditEntry]:
         """Every write to the finding (created, each change with its old and new values, closed),

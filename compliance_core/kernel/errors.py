@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -32,6 +32,7 @@ __all__ = [
     "MAX_ECHO_ITEMS",
     "MAX_ECHO_DEPTH",
     "MAX_ECHO_BUDGET",
+    "MAX_LISTED_ERRORS",
 ]
 
 MAX_ECHO_CHARS = 100
@@ -42,6 +43,9 @@ MAX_ECHO_DEPTH = 3
 """Levels of nesting kept in ``details``; deeper containers become a short summary."""
 MAX_ECHO_BUDGET = 1000
 """Characters (each value counting at least one) one echoed value may use in all."""
+MAX_LISTED_ERRORS = 50
+"""Most fields one validation error lists in ``details.errors`` (a body of 10,000 unknown keys
+is still answered in a bounded size)."""
 MAX_ID_IN_MESSAGE = 64
 """Characters of a missing resource's id repeated in a 404's message."""
 _ELLIPSIS = "\u2026"
@@ -187,6 +191,41 @@ class ValidationError(ComplianceError):
         if truncated or name != raw:
             details["truncated"] = True
         return cls(f"{name}: {reason}", details)
+
+    @classmethod
+    def every(cls, errors: Sequence[ValidationError]) -> ValidationError:
+        """One error for all that is wrong with a body, so a caller fixes it in one go.
+
+        ``details.errors`` lists each field's ``field``, ``value`` and ``reason`` (an error that
+        lists several already is flattened into the list), at most ``MAX_LISTED_ERRORS`` of them
+        with ``"truncated": true`` when there were more; ``field``, ``value`` and ``reason`` at the
+        top repeat the first entry, as a one-field error has them, so a client that reads only
+        those keeps working.
+
+        >>> one = ValidationError.field("title", 5, "must be a string")
+        >>> two = ValidationError.field("order", -1, "must be an integer from 0 to 10000")
+        >>> error = ValidationError.every([one, two])
+        >>> [entry["field"] for entry in error.details["errors"]], error.details["field"]
+        (['title', 'order'], 'title')
+        """
+        entries: list[dict[str, Any]] = []
+        for error in errors:
+            listed = error.details.get("errors")
+            if isinstance(listed, list):
+                entries += listed
+            else:
+                entries.append({key: value for key, value in error.details.items() if key != "errors"})
+        if not entries:
+            raise ValueError("ValidationError.every needs at least one error")
+        first = entries[0]
+        details: dict[str, Any] = {**first, "errors": entries[:MAX_LISTED_ERRORS]}
+        if len(entries) > MAX_LISTED_ERRORS:
+            details["truncated"] = True
+        if len(entries) == 1:
+            message = f"{first.get('field')}: {first.get('reason')}"
+        else:
+            message = f"{len(entries)} fields are invalid, first {first.get('field')}: {first.get('reason')}"
+        return cls(message, details)
 
 
 class Unauthorized(ComplianceError):

@@ -22,7 +22,15 @@ from .registry import Repo
 from .rendering import json_value
 from .uow import Tx
 
-__all__ = ["IdempotencyRecord", "IdempotencyRepository", "run_idempotent", "fingerprint", "RETENTION", "IDEMPOTENCY"]
+__all__ = [
+    "IdempotencyKey",
+    "IdempotencyRecord",
+    "IdempotencyRepository",
+    "run_idempotent",
+    "fingerprint",
+    "RETENTION",
+    "IDEMPOTENCY",
+]
 
 T = TypeVar("T")
 RETENTION = dt.timedelta(hours=24)
@@ -67,6 +75,16 @@ def fingerprint(operation: str, payload: Any) -> str:
 IDEMPOTENCY: Repo[IdempotencyRepository] = Repo("idempotency")
 
 
+@attrs.define
+class IdempotencyKey:
+    """An Idempotency-Key that tells its caller whether the answer was a replay: pass it where an
+    operation takes ``idempotency_key`` and read ``replayed`` after the call (the HTTP adapter
+    answers ``Idempotent-Replayed: true`` from it). A plain string works the same, silently."""
+
+    value: str
+    replayed: bool = False
+
+
 def _check_key(key: Any) -> str:
     if not isinstance(key, str) or not 1 <= len(key) <= 255 or not key.isprintable():
         raise ValidationError.field("Idempotency-Key", key, "must be 1 to 255 printable characters")
@@ -76,7 +94,7 @@ def _check_key(key: Any) -> str:
 def run_idempotent(
     tx: Tx,
     actor: Actor,
-    key: str | None,
+    key: str | IdempotencyKey | None,
     operation: str,
     payload: Any,
     now: dt.datetime,
@@ -84,7 +102,8 @@ def run_idempotent(
 ) -> T:
     if key is None:
         return run()
-    key = _check_key(key)
+    told = key if isinstance(key, IdempotencyKey) else None
+    key = _check_key(key.value if isinstance(key, IdempotencyKey) else key)
     digest = fingerprint(operation, payload)
     found = tx[IDEMPOTENCY].get(actor.organization_id, actor.principal, key)
     if found is not None and found.created_at > now - RETENTION:
@@ -93,6 +112,8 @@ def run_idempotent(
                 "this Idempotency-Key was already used with a different request",
                 {"field": "Idempotency-Key", "value": key, "operation": found.operation},
             )
+        if told is not None:
+            told.replayed = True
         return cast(T, found.result)
     result = run()
     tx[IDEMPOTENCY].put(

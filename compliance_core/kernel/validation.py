@@ -57,9 +57,12 @@ __all__ = [
     "schema_of",
     "register_schema",
     "page_schemas",
+    "field_errors",
+    "reports_every_error",
 ]
 
 E = TypeVar("E", bound=enum.Enum)
+M = TypeVar("M")
 
 
 class Unset(enum.Enum):
@@ -267,8 +270,9 @@ def text_pattern(required: bool, names: bool) -> str:
     return f"^[{space}]*[^{bad}]*[^{ranges(lambda c: not _visible(c))}][^{bad}]*[{space}]*$"
 
 
-def text(max_length: int = 255, min_length: int = 1) -> Checked:
-    """Required text: names, titles, categories.
+def text(max_length: int = 255, min_length: int = 1, *, optional: bool = False) -> Checked:
+    """Required text: names, titles, categories (with ``optional``, None is taken too: a field
+    left out, which something else fills in, such as a finding's title from its template).
 
     The value is a string, trimmed of leading and trailing whitespace, then:
 
@@ -285,7 +289,9 @@ def text(max_length: int = 255, min_length: int = 1) -> Checked:
 
     Accents, CJK, emoji and every other script are text like any other.
     """
-    return _converter(_text(max_length, min_length, True), _text_schema(max_length, min_length, True))
+    return _converter(
+        _text(max_length, min_length, True), _text_schema(max_length, min_length, True), optional=optional
+    )
 
 
 def optional_text(max_length: int = 255) -> Checked:
@@ -503,6 +509,67 @@ class Patch:
     def changes(self) -> dict[str, Any]:
         values = ((f.name, getattr(self, f.name)) for f in attrs.fields(type(self)))
         return {name: value for name, value in values if value is not UNSET}
+
+
+def field_errors(model: type, arguments: Mapping[str, Any]) -> list[ValidationError]:
+    """What is wrong with each field of ``arguments`` as ``model``'s keyword arguments: first each
+    required field missing ("is required"), then each value its field's converter refuses, in the
+    model's field order. Empty when every field is fine taken alone (a rule across fields may
+    still refuse the whole)."""
+    missing: list[ValidationError] = []
+    refused: list[ValidationError] = []
+    for field in attrs.fields(model):
+        if field.name not in arguments:
+            if field.default is attrs.NOTHING:
+                missing.append(ValidationError.field(wire_name(field.name), None, "is required"))
+            continue
+        converter = field.converter
+        try:
+            if isinstance(converter, attrs.Converter):
+                if not converter.takes_self:  # type: ignore[attr-defined]  # attrs' stubs omit it
+                    run = converter.converter  # type: ignore[attr-defined]
+                    run(arguments[field.name], field) if converter.takes_field else run(arguments[field.name])  # type: ignore[attr-defined]
+            elif converter is not None:
+                converter(arguments[field.name])
+        except ValidationError as error:
+            refused.append(error)
+    return missing + refused
+
+
+def reports_every_error(model: type[M]) -> type[M]:
+    """Make ``model`` report every bad field at once: when building it fails on one field's
+    value, each field is checked on its own and one ``ValidationError`` lists them all
+    (``ValidationError.every``: ``details.errors``, the first repeated at the top). A model that
+    builds costs nothing more. Operations apply it to their body models, so a body built
+    in-process or from a request reports the same list.
+
+    >>> @reports_every_error
+    ... @attrs.frozen(kw_only=True)
+    ... class Pair:
+    ...     a: str = attrs.field(converter=text(10))
+    ...     b: int = attrs.field(converter=integer(0, 9))
+    >>> try:
+    ...     Pair(a=1, b=99)
+    ... except ValidationError as error:
+    ...     print([entry["field"] for entry in error.details["errors"]])
+    ['a', 'b']
+    """
+    if vars(model).get("_reports_every_error", False):
+        return model
+    build = model.__init__
+
+    @functools.wraps(build)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            build(self, *args, **kwargs)
+        except ValidationError as error:
+            if "errors" in error.details:
+                raise
+            raise ValidationError.every(field_errors(model, kwargs) or [error]) from None
+
+    setattr(model, "__init__", __init__)  # noqa: B010 (mypy refuses assigning to a method)
+    setattr(model, "_reports_every_error", True)  # noqa: B010
+    return model
 
 
 _ID = re.compile(r"^[a-z]+(_[a-z]+)?_[0-9a-zA-Z]+$")

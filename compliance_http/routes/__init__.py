@@ -20,10 +20,19 @@ import attrs
 
 from compliance_core.areas import AREAS
 from compliance_core.client import HEALTH
+from compliance_core.kernel.pages import Listing
 from compliance_core.kernel.registry import Accepted, Area, Download, Operation, Route
 from compliance_core.kernel.rendering import wire_name
 
-__all__ = ["Endpoint", "OPENAPI", "PAGE_PARAMETERS", "endpoints", "default_endpoints", "route_index"]
+__all__ = [
+    "Endpoint",
+    "OPENAPI",
+    "PAGE_PARAMETERS",
+    "endpoints",
+    "default_endpoints",
+    "route_index",
+    "search_parameters",
+]
 
 OPENAPI = Operation(
     name="openapi", action=None, result=dict, route=Route("GET", "/v1/openapi.json", "This OpenAPI 3.0 document")
@@ -61,6 +70,16 @@ class Endpoint:
     @property
     def summary(self) -> str:
         return self.route.summary
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Earlier paths answered exactly as ``path`` (deprecated in the document)."""
+        return self.route.aliases
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """``path`` and its aliases: every path template this endpoint is served on."""
+        return (self.route.path, *self.route.aliases)
 
     @property
     def public(self) -> bool:
@@ -105,7 +124,22 @@ class Endpoint:
         """The query parameters it takes (checked on every request, so worked out once)."""
         op = self.operation
         filters = attrs.fields(op.filters) if op.filters is not None else ()
-        return frozenset(wire_name(f.name) for f in filters) | frozenset(PAGE_PARAMETERS if op.paged else ())
+        return (
+            frozenset(wire_name(f.name) for f in filters)
+            | frozenset(PAGE_PARAMETERS if op.paged else ())
+            | frozenset(search_parameters(op.listing))
+        )
+
+
+def search_parameters(listing: Listing | None) -> tuple[str, ...]:
+    """The query parameters of a list's search, sort and range, as its ``Listing`` offers them."""
+    if listing is None:
+        return ()
+    return (
+        *(("q",) if listing.searchable else ()),
+        "sort",
+        *(("from", "to") if listing.ranged is not None else ()),
+    )
 
 
 def endpoints(areas: Sequence[Area[Any]]) -> tuple[Endpoint, ...]:
@@ -119,11 +153,12 @@ def endpoints(areas: Sequence[Area[Any]]) -> tuple[Endpoint, ...]:
                 raise RuntimeError(f"{operation.name}: no route, or area {area.name} has no tag")
             bound.append(Endpoint(operation=operation, tag=area.tag))
     for endpoint in bound:
-        if endpoint.path_params != endpoint.operation.ids:
-            raise RuntimeError(
-                f"{endpoint.path}: path parameters {endpoint.path_params} but {endpoint.operation.name} "
-                f"takes ids {endpoint.operation.ids}"
-            )
+        for path in endpoint.paths:
+            if tuple(_PATH_PARAM.findall(path)) != endpoint.operation.ids:
+                raise RuntimeError(
+                    f"{path}: path parameters {tuple(_PATH_PARAM.findall(path))} but {endpoint.operation.name} "
+                    f"takes ids {endpoint.operation.ids}"
+                )
     return tuple(bound)
 
 
@@ -133,10 +168,11 @@ def default_endpoints() -> tuple[Endpoint, ...]:
 
 
 def route_index(bound: tuple[Endpoint, ...]) -> dict[tuple[str, str], Endpoint]:
-    """(method, path template) -> endpoint, as the middleware looks a request up after routing;
-    ``HEAD`` is answered wherever ``GET`` is."""
-    index = {(e.method, e.path): e for e in bound}
+    """(method, path template) -> endpoint, as the middleware looks a request up after routing
+    (an alias path finds its endpoint too); ``HEAD`` is answered wherever ``GET`` is."""
+    index = {(e.method, path): e for e in bound for path in e.paths}
     for endpoint in bound:
         if endpoint.method == "GET":
-            index.setdefault(("HEAD", endpoint.path), endpoint)
+            for path in endpoint.paths:
+                index.setdefault(("HEAD", path), endpoint)
     return index

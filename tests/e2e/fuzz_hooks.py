@@ -62,9 +62,10 @@ def _documented(path: str) -> str:
 
 _ENDPOINTS: dict[tuple[str, str], Endpoint] = {}
 for _endpoint in default_endpoints():
-    _ENDPOINTS[_endpoint.method, _documented(_endpoint.path)] = _endpoint
-    if _endpoint.method == "GET":
-        _ENDPOINTS["HEAD", _documented(_endpoint.path)] = _endpoint
+    for _path in _endpoint.paths:
+        _ENDPOINTS[_endpoint.method, _documented(_path)] = _endpoint
+        if _endpoint.method == "GET":
+            _ENDPOINTS["HEAD", _documented(_path)] = _endpoint
 
 
 @schemathesis.hook

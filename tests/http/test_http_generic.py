@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import falcon.testing
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -249,6 +250,28 @@ def test_head_answers_wherever_get_does(world: World, endpoint: Endpoint) -> Non
     assert head.status_code == got.status_code == endpoint.status
     assert head.content == b""
     assert head.headers["Content-Type"] == got.headers["Content-Type"]
+
+
+TRANSITIONS = [
+    e
+    for e in ENDPOINTS
+    if e.method == "POST" and e.operation.ids and (e.operation.body is None or e.operation.optional_body)
+]
+
+
+@pytest.mark.parametrize("endpoint", TRANSITIONS, ids=_name)
+def test_a_transition_takes_no_body_an_empty_one_or_an_empty_object(world: World, endpoint: Endpoint) -> None:
+    """Issue 18: a POST on a record whose body is optional (or absent) succeeds with no body at
+    all, with ``Content-Length: 0`` and with ``{}``, each on a record of its own."""
+    caller = world.callers[next(role for role in Role if can(role, endpoint.operation.action))]  # type: ignore[arg-type]
+    assert caller.key is not None
+    for raw in (None, b"", b"{}"):
+        path = endpoint.path.format(**world.ids(endpoint))
+        if raw is None:
+            result = falcon.testing.simulate_post(world.app, path, headers={"X-API-Key": caller.key})
+        else:
+            result = caller.request("POST", path, raw=raw, content_type="application/json")
+        assert result.status_code == endpoint.status, (raw, result.text)
 
 
 json_values = st.recursive(

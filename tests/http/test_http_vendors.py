@@ -203,7 +203,7 @@ def test_wrong_type_echoes_the_value(api: Api) -> None:
     ("raw", "content_type", "field"),
     [
         (b"{not json", "application/json", "body"),
-        (b"", "application/json", "body"),
+        (b"", "application/json", "name"),
         (b'[{"name": "x"}]', "application/json", "body"),
         (b'"x"', "application/json", "body"),
         (b'{"name": "x"}', "text/plain", "Content-Type"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from compliance_core import Forbidden, NotFound, PageRequest, Role, ValidationError
@@ -12,7 +13,7 @@ from compliance_core.areas.finding_templates import (
     FindingTemplateUpdated,
     NewFindingTemplate,
 )
-from compliance_core.areas.findings import NewFinding
+from compliance_core.areas.findings import NewFinding, Severity
 from compliance_core.kernel.events import OUTBOX
 
 STALE = NewFindingTemplate(
@@ -88,3 +89,44 @@ def test_staff_do_not_read_templates_and_auditors_do_not_write_them(platform, ac
     with pytest.raises(Forbidden):
         platform.finding_templates.create(actor_as(Role.AUDITOR), STALE)
     assert platform.finding_templates.list(actor_as(Role.AUDITOR)).total == 0
+
+
+def test_a_finding_from_a_template_takes_its_title_and_severity_when_the_body_omits_them(platform, owner) -> None:
+    template = platform.finding_templates.create(owner, attrs.evolve(STALE, severity="high"))
+    finding = platform.findings.create(owner, NewFinding(template_id=template.id))
+    assert (finding.title, finding.severity, finding.content) == (STALE.title, Severity.HIGH, STALE.content)
+
+
+def test_the_bodys_title_and_severity_win_over_the_templates(platform, owner) -> None:
+    template = platform.finding_templates.create(owner, attrs.evolve(STALE, severity="high"))
+    finding = platform.findings.create(owner, NewFinding(title="Own", severity="low", template_id=template.id))
+    assert (finding.title, finding.severity) == ("Own", Severity.LOW)
+
+
+def test_a_template_without_severity_leaves_it_to_the_body(platform, owner) -> None:
+    template = platform.finding_templates.create(owner, STALE)
+    assert template.severity is None
+    with pytest.raises(ValidationError) as raised:
+        platform.findings.create(owner, NewFinding(template_id=template.id))
+    assert [e["field"] for e in raised.value.details["errors"]] == ["severity"]
+    assert platform.findings.list(owner).total == 0
+    made = platform.findings.create(owner, NewFinding(severity="info", template_id=template.id))
+    assert (made.title, made.severity) == (STALE.title, Severity.INFO)
+
+
+def test_without_a_template_title_and_severity_are_both_named_missing(platform, owner) -> None:
+    with pytest.raises(ValidationError) as raised:
+        platform.findings.create(owner, NewFinding(content="text only"))
+    assert [e["field"] for e in raised.value.details["errors"]] == ["title", "severity"]
+    assert raised.value.details["field"] == "title"
+
+
+def test_a_templates_severity_is_set_changed_and_cleared(platform, owner) -> None:
+    template = platform.finding_templates.create(owner, attrs.evolve(STALE, severity="critical"))
+    assert template.severity is Severity.CRITICAL
+    changed = platform.finding_templates.update(owner, template.id, FindingTemplatePatch(severity="low"))
+    assert changed.severity is Severity.LOW
+    assert platform.finding_templates.update(owner, template.id, FindingTemplatePatch(severity=None)).severity is None
+    with pytest.raises(ValidationError) as raised:
+        NewFindingTemplate(category="c", title="t", severity="dire")
+    assert raised.value.details["field"] == "severity"

@@ -61,7 +61,7 @@ def test_an_update_that_changes_nothing_is_not_a_change(platform, owner, clock) 
 
 def test_validation(platform, owner) -> None:
     for fields, field in (
-        ({"severity": "high"}, "title"),
+        ({"title": "", "severity": "high"}, "title"),
         ({"title": "x", "severity": "urgent"}, "severity"),
         ({"title": "x", "severity": "low", "content": "y" * 5001}, "content"),
         ({"title": "x", "severity": "low", "type": "nist"}, "type"),

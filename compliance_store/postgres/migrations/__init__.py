@@ -39,6 +39,7 @@ from . import (
     m0012_declared_facets,
     m0013_unrated_ratings,
     m0014_rated_filter,
+    m0015_finding_template_severity,
     m0016_people_behind_keys,
 )
 
@@ -61,6 +62,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0012_declared_facets", m0012_declared_facets.apply),
     ("0013_unrated_ratings", m0013_unrated_ratings.apply),
     ("0014_rated_filter", m0014_rated_filter.apply),
+    ("0015_finding_template_severity", m0015_finding_template_severity.apply),
     ("0016_people_behind_keys", m0016_people_behind_keys.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""

@@ -31,6 +31,7 @@ from . import (
     m0014_declared_facets,
     m0015_unrated_ratings,
     m0016_rated_filter,
+    m0017_finding_template_severity,
     m0018_people_behind_keys,
 )
 
@@ -56,6 +57,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0014_declared_facets", m0014_declared_facets.apply),
     ("0015_unrated_ratings", m0015_unrated_ratings.apply),
     ("0016_rated_filter", m0016_rated_filter.apply),
+    ("0017_finding_template_severity", m0017_finding_template_severity.apply),
     ("0018_people_behind_keys", m0018_people_behind_keys.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
