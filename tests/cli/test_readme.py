@@ -95,3 +95,9 @@ def test_the_api_notes_give_the_same_limits_and_the_purge() -> None:
     assert "| 413 | validation_error |" in notes and "8 MiB" in notes
     assert f"{MAX_JSON_DEPTH} levels" in notes
     assert "compliance maintenance" in notes and "purgedIdempotencyRecords" in notes
+
+
+def test_the_api_notes_say_keys_may_act_as_a_person() -> None:
+    notes = (ROOT / "docs" / "api.md").read_text()
+    assert "not bound to people" not in notes  # employee and contractor keys must be
+    assert "`personId` is required" in notes and "bound to the previous Owner" in notes
