@@ -21,18 +21,29 @@ other, and the list's first row when none is known (a plain OFFSET, for shallow 
 sums and anchors stay here (``Placements``, per filter set and revision). A cursor walk
 (``PageRequest.walk``) starts right after the last row served, ``AND (created_at, id) > (?, ?)
 ... LIMIT n``, whatever the depth.
+
+A page that searches, sorts or ranges (``PageRequest.searched``: ``q``, ``sort``, ``since``,
+``until``) takes another way, with the semantics of core's ``Listing``: the filters' terms and
+one ``CONTAINS`` term per searchable column (``q`` folded as core's ``fold`` folds), the ranged
+column's ``>=``/``<`` terms, ``ORDER BY`` the sorted column (``NULLS LAST``, text in code point
+order) and ``id`` in the same direction, counted by ``count(*)`` when no total is known, paged
+by OFFSET or, for a cursor walk, from the last row's (value, id). Its statements are never
+placed through block sums nor anchors (those hold the list's own order), so nothing kept for
+the plain lists can place one of its pages.
 """
 
 from __future__ import annotations
 
+import enum
+import typing
 from collections.abc import Collection, Sequence
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import attrs
 
-from compliance_core.kernel.pages import PageRequest
+from compliance_core.kernel.pages import Listing, PageRequest, fold
 
-from .codec import BaseMapper, quote
+from .codec import BaseMapper, quote, without_none
 from .placements import ANCHOR_EVERY, DEFAULT_PLACEMENT_BYTES, Anchors, BlockSums, Placements
 
 __all__ = ["PagedQuery"]
@@ -87,6 +98,13 @@ class PagedQuery(Generic[M]):
     PLACEMENT_BYTES: ClassVar[int] = DEFAULT_PLACEMENT_BYTES
     """What the table keeps of block sums and anchors over all its filter sets."""
 
+    CONTAINS: ClassVar[str] = "strpos(lower({column}), {mark}) > 0"
+    """The term of ``q`` on one searchable column: its text, folded to lowercase as core's
+    ``fold`` does, contains the folded ``q``."""
+
+    TEXT_ORDER: ClassVar[str] = ""
+    """What follows a text column to compare it by code point (as Python compares ``str``)."""
+
     def __init__(
         self,
         mapper: BaseMapper[M],
@@ -96,8 +114,16 @@ class PagedQuery(Generic[M]):
         newest_first: bool = False,
         blocked: bool = False,
         facets: Collection[str] | None = None,
+        listing: Listing | None = None,
     ) -> None:
         self.mapper = mapper
+        self.listing = Listing(newest_first=newest_first) if listing is None else listing
+        hints = typing.get_type_hints(mapper.model)
+        self._texts = frozenset(
+            name
+            for name in hints
+            if (kind := without_none(hints[name])) is str or (isinstance(kind, type) and issubclass(kind, enum.Enum))
+        )
         self.placements = Placements(self.PLACEMENT_BYTES)
         self._newest_first = newest_first
         self._order = "created_at DESC, id DESC" if newest_first else "created_at, id"
@@ -164,6 +190,8 @@ class PagedQuery(Generic[M]):
             those kept at it are used (None: nothing is kept, a deep page of a set without block
             counts walks its OFFSET)
         """
+        if page.searched:
+            return self._run_searched(db, organization_id, filters, page, total)
         params: list[Any] = [organization_id]
         active: list[str] = []
         for name, encode in self._filters:
@@ -211,6 +239,66 @@ class PagedQuery(Generic[M]):
         statement, start, skip = self._start(db, organization_id, sql, placement, offset)
         params.extend((*start, page.per_page, skip))
         return self.mapper.page(db.execute(statement, params)), total
+
+    def _run_searched(
+        self, db: Any, organization_id: str, filters: Any, page: PageRequest, total: int | None
+    ) -> tuple[Sequence[M], int]:
+        """A page that searches, sorts or ranges (see the module), and its total."""
+        m, listing = self.mapper.mark, self.listing
+        terms = [f"organization_id = {m}"]
+        params: list[Any] = [organization_id]
+        for name, encode in self._filters:
+            value = getattr(filters, name) if filters is not None else None
+            if value is not None:
+                terms.append(f"{quote(name)} = {m}")
+                params.append(value if encode is None else encode(value))
+        if page.q is not None:
+            needle = fold(page.q)
+            terms.append(
+                "(" + " OR ".join(self.CONTAINS.format(column=quote(name), mark=m) for name in listing.searchable) + ")"
+            )
+            params.extend([needle] * len(listing.searchable))
+        if listing.ranged is not None:
+            for bound, value in ((">=", page.since), ("<", page.until)):
+                if value is not None:
+                    terms.append(f"{quote(listing.ranged)} {bound} {m}")
+                    params.append(self._encode(listing.ranged, value))
+        field, descending = listing.order(page.sort)
+        column = quote(field) + (self.TEXT_ORDER if field in self._texts else "")
+        identifier = "id" + self.TEXT_ORDER
+        direction = " DESC" if descending else ""
+        where = " AND ".join(terms)
+        if total is None:
+            total = int(db.execute(f"SELECT count(*) FROM {self.mapper.table} WHERE {where}", params).fetchone()[0])
+        order = f"ORDER BY {column}{direction} NULLS LAST, {identifier}{direction}"
+        if page.walk and page.after is not None:
+            after = page.after
+            value = after.created_at if page.sort is None else after.key
+            beyond = "<" if descending else ">"
+            if value is None:
+                where += f" AND {column} IS NULL AND {identifier} {beyond} {m}"
+                params.append(after.id)
+            else:
+                where += (
+                    f" AND ({column} {beyond} {m} OR ({column} = {m} AND {identifier} {beyond} {m})"
+                    f" OR {column} IS NULL)"
+                )
+                encoded = self._encode(field, value)
+                params.extend((encoded, encoded, after.id))
+            offset = 0
+        elif page.walk:
+            offset = 0
+        else:
+            offset = page.offset
+            if offset >= total:
+                return [], total
+        params.extend((page.per_page, offset))
+        sql = f"{self.mapper.select_sql} WHERE {where} {order} LIMIT {m} OFFSET {m}"
+        return self.mapper.page(db.execute(sql, params)), total
+
+    def _encode(self, name: str, value: Any) -> Any:
+        encode = self.mapper.codecs[name][0]
+        return value if encode is None else encode(value)
 
     def _start(
         self, db: Any, organization_id: str, sql: _Statements, placement: BlockSums | Anchors | None, offset: int

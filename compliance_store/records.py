@@ -46,6 +46,7 @@ class ScopedRecords(Generic[M]):
             newest_first=records.newest_first,
             blocked=True,
             facets=facet_names(table),
+            listing=records.listing,
         )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:

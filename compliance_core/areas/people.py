@@ -128,6 +128,9 @@ PEOPLE: Records[Person, PersonFilter] = Records(
     cached=True,
     facets=("role", "department", "is_active"),
     queries=EmailIndex,
+    searchable=("name", "email", "job_title"),
+    sortable=("name", "email", "updated_at"),
+    ranged="created_at",
 )
 
 

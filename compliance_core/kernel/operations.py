@@ -155,6 +155,7 @@ def operation(
     media_type: str | None = None,
     given: tuple[Declared | str, ...] = (),
     bounded: bool = False,
+    lists: Records[Any, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Declared]:
     """Declare the decorated service method as an operation (the parameters are
     ``Operation``'s; the ids are the method's parameters between ``actor`` and the rest, and
@@ -176,6 +177,7 @@ def operation(
             example=example,
             media_type=media_type,
             bounded=bounded,
+            lists=lists,
         )
 
     return declare
@@ -232,13 +234,13 @@ class Standard(Generic[M, F]):
             def run_unfiltered(service: Any, actor: Actor, page: PageRequest | None = None) -> Page[M]:
                 return page_of(service, records, actor, cast(F, None), page)
 
-            return Declared(run_unfiltered, action, route, paged=True, result=records.model)
+            return Declared(run_unfiltered, action, route, paged=True, result=records.model, lists=records)
         filter_model = records.filters
 
         def run(service: Any, actor: Actor, filters: F | None = None, page: PageRequest | None = None) -> Page[M]:
             return page_of(service, records, actor, filters or filter_model(), page)
 
-        return Declared(run, action, route, filters=filter_model, paged=True, result=records.model)
+        return Declared(run, action, route, filters=filter_model, paged=True, result=records.model, lists=records)
 
     def get(self, action: Action, route: Route) -> Declared:
         records = self.records

@@ -119,10 +119,13 @@ class TotalCache:
         :param revision: the organization's revision of the area, read in the same read
             transaction as this list is (None: read it here, through ``repository``)
         """
-        check_position(repository, organization_id, request.after)
+        after = check_position(repository, organization_id, request.after)
+        if after is not None and after.key is not None:
+            request = attrs.evolve(request, after=after)
         if revision is None:
             revision = repository.revision(organization_id)
-        key = (area, organization_id, filters)
+        # q and the range decide the rows as the filters do (the sort does not): one total each
+        key = (area, organization_id, filters, *request.terms) if request.searched else (area, organization_id, filters)
         known = self.get(key, revision)
         items, total = repository.list(organization_id, filters, request, known, revision)
         if known is None:

@@ -10,6 +10,9 @@ counted again), and turn a patch into the changed record with the previous value
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
+import typing
 from collections.abc import Hashable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -17,7 +20,7 @@ import attrs
 
 from .errors import NotFound
 from .page_cache import PageCache
-from .pages import Page, PageRequest
+from .pages import Listing, Page, PageRequest
 from .registry import Repo, Session
 
 __all__ = ["Records", "RecordRepository", "fetch", "list_page", "changed"]
@@ -106,6 +109,12 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
         point of the stores. Each store serves such a table with a class of its own naming this
         declaration in ``serves``, and refuses to open without one that has every method;
         a table without ``queries`` is served by each store's generic records repository
+    :param searchable: the text fields ``q`` searches (names, titles, e-mails: see ``Listing``)
+    :param sortable: the fields a list may be sorted by besides ``created_at`` (each a column of
+        text, a number, a date or an enum; the SQL stores index the ones users sort large lists
+        by)
+    :param ranged: the date or date-time field ``from``/``to`` range over (a log's time, a due
+        date); None: the list takes no range
     """
 
     model: type[M]
@@ -118,6 +127,14 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     facets: tuple[str, ...] = ()
     facet_pairs: tuple[tuple[str, str], ...] = ()
     queries: type | None = None
+    searchable: tuple[str, ...] = ()
+    sortable: tuple[str, ...] = ()
+    ranged: str | None = None
+
+    @property
+    def listing(self) -> Listing:
+        """What its lists offer besides filters: search, sort and a date range."""
+        return _listing(self)
 
     def __attrs_post_init__(self) -> None:
         """A facet that is no filter field would be counted by no list and miss from the
@@ -132,6 +149,34 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
                 raise ValueError(
                     f"{self.name}: facet pair {(first, second)} must name two facets in the filter model's order"
                 )
+        columns = {field.name for field in attrs.fields(self.model)}  # type: ignore[arg-type]
+        unknown = [
+            name
+            for name in (*self.searchable, *self.sortable, *([self.ranged] if self.ranged else []))
+            if name not in columns
+        ]
+        if unknown:
+            raise ValueError(
+                f"{self.name}: searchable, sortable and ranged fields {unknown} are no fields of the model"
+            )
+
+
+@functools.cache
+def _listing(records: Records[Any, Any]) -> Listing:
+    """A table's ``Listing``, built the first time a list asks (the model's annotations are
+    resolved then, not when the module is read)."""
+    ranged_date = False
+    if records.ranged is not None:
+        hint = typing.get_type_hints(records.model)[records.ranged]
+        kinds = typing.get_args(hint) or (hint,)
+        ranged_date = dt.date in kinds and dt.datetime not in kinds
+    return Listing(
+        searchable=records.searchable,
+        sortable=records.sortable,
+        ranged=records.ranged,
+        ranged_date=ranged_date,
+        newest_first=records.newest_first,
+    )
 
 
 def fetch(session: Session, records: Records[M, Any], organization_id: str, item_id: str) -> M:
@@ -161,6 +206,7 @@ def list_page(
         list passes the caller's person id), so no caller is ever served another's page
     """
     repository = session[records]
+    records.listing.check(request)
     if records.cached:
         return pages.fetch(records.name, repository, organization_id, filters, request, scope)
     items, total = pages.totals.list(records.name, repository, organization_id, filters, request)

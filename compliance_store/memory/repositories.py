@@ -16,7 +16,7 @@ from compliance_core.areas.webhooks import DELIVERIES, DeliveryState, WebhookDel
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.events import OutboxMessage
 from compliance_core.kernel.idempotency import IdempotencyRecord
-from compliance_core.kernel.pages import PageRequest
+from compliance_core.kernel.pages import Listing, PageRequest
 from compliance_core.kernel.permissions import Role
 from compliance_core.kernel.ratelimit import Bucket
 from compliance_core.kernel.records import Records
@@ -62,10 +62,13 @@ class _Repo:
 class MemoryRecords(_Repo):
     """A declared ``Records`` table: records that belong to one organization, in ``table``."""
 
-    def __init__(self, tables: Tables, table: str, newest_first: bool = False) -> None:
+    def __init__(self, tables: Tables, table: str, newest_first: bool = False, listing: Listing | None = None) -> None:
         super().__init__(tables)
         self.table = table
         self.newest_first = newest_first
+        self.listing = Listing(newest_first=newest_first) if listing is None else listing
+        """Search, sort and range as the table declares them (``Listing.select`` is their
+        reference semantics, which this store runs)."""
 
     def get(self, organization_id: str, item_id: str) -> Any:
         return self.t.get(self.table, (organization_id, item_id))
@@ -101,6 +104,8 @@ class MemoryRecords(_Repo):
         are gathered to sort them anyway) and the one counted is returned, which equals it;
         nothing is kept, so the ``revision`` is not needed either."""
         mine = (i for i in self.t.values(self.table) if i.organization_id == organization_id)
+        if page.searched:
+            return self.listing.select((i for i in mine if filters.matches(i)), page)
         return _page(mine, filters.matches, page, self.newest_first)
 
     def dump(self) -> Iterator[Any]:
@@ -125,7 +130,7 @@ class MemoryDeliveries(MemoryRecords):
     serves: ClassVar[Records[Any, Any]] = DELIVERIES
 
     def __init__(self, tables: Tables) -> None:
-        super().__init__(tables, DELIVERIES.name, DELIVERIES.newest_first)
+        super().__init__(tables, DELIVERIES.name, DELIVERIES.newest_first, DELIVERIES.listing)
 
     def due(self, now: dt.datetime, limit: int, skip: Collection[str] = ()) -> builtins.list[WebhookDelivery]:
         due = [
@@ -252,7 +257,7 @@ class MemoryPeople(MemoryRecords):
     serves: ClassVar[Records[Any, Any]] = PEOPLE
 
     def __init__(self, tables: Tables) -> None:
-        super().__init__(tables, PEOPLE.name)
+        super().__init__(tables, PEOPLE.name, PEOPLE.newest_first, PEOPLE.listing)
 
     def add(self, person: Person) -> None:
         if self.t.get("emails", (person.organization_id, person.email)) is not None:

@@ -103,7 +103,9 @@ class MemoryStore:
         repositories |= {name: cls(self._tables) for name, cls in served(areas, EXTENSIONS).items()}
         for area in areas:
             for records in area.records:
-                repositories.setdefault(records.name, MemoryRecords(self._tables, records.name, records.newest_first))
+                repositories.setdefault(
+                    records.name, MemoryRecords(self._tables, records.name, records.newest_first, records.listing)
+                )
         self._session = MemorySession(repositories)
         self._lock = threading.RLock()
         self._closed = False

@@ -32,6 +32,7 @@ from ..copy import CopyReport, copy_store
 from ..progress import Progress
 from .checks import schema_problems
 from .deferred import AUTOCHECKPOINT_PAGES, DeferredWrite, queueable_tables
+from .listing import register_fold
 from .locking import WriterLock
 from .migrations import MIGRATION_SET, migrations
 from .session import Catalog, SqliteSession
@@ -219,6 +220,7 @@ class SqliteStore:
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         conn.execute("PRAGMA mmap_size = 0")
+        register_fold(conn)
         return conn
 
     def _open_file(self) -> tuple[sqlite3.Connection, str]:

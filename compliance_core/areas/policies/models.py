@@ -354,6 +354,9 @@ POLICIES: Records[Policy, PolicyFilter] = Records(
     prefix="pol",
     partition="archived",
     facets=("status", "in_force"),
+    searchable=("name", "description"),
+    sortable=("name", "version", "next_review_date", "last_published_at", "updated_at"),
+    ranged="next_review_date",
 )
 POLICY_VERSIONS: Records[PolicyVersion, PolicyVersionFilter] = Records(
     "policy_versions",
@@ -362,6 +365,9 @@ POLICY_VERSIONS: Records[PolicyVersion, PolicyVersionFilter] = Records(
     kind="policy version",
     prefix="pv",
     newest_first=True,
+    searchable=("name", "changelog"),
+    sortable=("version", "published_at"),
+    ranged="published_at",
 )
 ACKNOWLEDGEMENTS: Records[Acknowledgement, AcknowledgementFilter] = Records(
     "policy_acknowledgements",
@@ -369,6 +375,8 @@ ACKNOWLEDGEMENTS: Records[Acknowledgement, AcknowledgementFilter] = Records(
     filters=AcknowledgementFilter,
     kind="policy acknowledgement",
     prefix="pak",
+    sortable=("version",),
+    ranged="created_at",
 )
 
 STAFF = frozenset({Role.EMPLOYEE, Role.CONTRACTOR})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -21,8 +21,8 @@ from ...kernel.operations import Standard, operation, page_of
 from ...kernel.page_cache import PageCache
 from ...kernel.pages import Page, PageRequest
 from ...kernel.permissions import MANAGERS, Actor, Role
-from ...kernel.records import changed, fetch
-from ...kernel.registry import Download, Route, Session
+from ...kernel.records import Filter, changed, fetch
+from ...kernel.registry import Download, Repo, Route, Session
 from ...kernel.uow import Tx, UnitOfWork
 from .models import (
     ACKNOWLEDGEMENTS,
@@ -102,6 +102,7 @@ class PolicyService:
         filters=PolicyFilter,
         paged=True,
         result=Policy,
+        lists=POLICIES,
     )
     def list(self, actor: Actor, filters: PolicyFilter | None = None, page: PageRequest | None = None) -> Page[Policy]:
         """Staff see only the policies in force: a filter asking for others is refused (403)
@@ -125,6 +126,7 @@ class PolicyService:
         Route("GET", _ONE + "/versions", "List a policy's published versions, newest first"),
         paged=True,
         result=PolicyVersion,
+        lists=POLICY_VERSIONS,
     )
     def list_versions(self, actor: Actor, policy_id: str, page: PageRequest | None = None) -> Page[PolicyVersion]:
         """Newest first."""
@@ -138,6 +140,7 @@ class PolicyService:
         filters=AcknowledgementFilter,
         paged=True,
         result=Acknowledgement,
+        lists=ACKNOWLEDGEMENTS,
     )
     def list_acknowledgements(
         self, actor: Actor, filters: AcknowledgementFilter | None = None, page: PageRequest | None = None
@@ -405,7 +408,9 @@ class PolicyService:
                     {"resource": POLICY_VERSIONS.kind, "policyId": policy.id, "reason": "no version is published yet"},
                 )
             document = _document(
-                policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id)
+                policy,
+                fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id),
+                *_letterhead(session, actor.organization_id),
             )
         data = self._render(policy.name, [document])
         return Download(filename=f"{policy.name}.pdf", media_type=PDF, chunks=_pieces(data))
@@ -422,8 +427,13 @@ class PolicyService:
         with self.uow.read() as session:
             organization = Directory(session).organization(actor.organization_id)
             title = f"{organization.name if organization else actor.organization_id}: policies"
+            letterhead = _letterhead(session, actor.organization_id)
             documents = [
-                _document(policy, fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id))
+                _document(
+                    policy,
+                    fetch(session, POLICY_VERSIONS, policy.organization_id, policy.current_version_id),
+                    *letterhead,
+                )
                 for policy in every(session[POLICIES], actor.organization_id, PolicyFilter(in_force=True))
                 if policy.current_version_id is not None
             ]
@@ -636,8 +646,36 @@ def _check_people(session: Session, policy: Policy, fields: Any) -> None:
                 directory.check_member(policy.organization_id, f"signerIds[{index}]", person_id)
 
 
-def _document(policy: Policy, version: PolicyVersion) -> PolicyDocument:
+class _Logo(Protocol):
+    @property
+    def data(self) -> bytes: ...
+
+
+class _Logos(Protocol):
+    """The port to the organization's logo (the ``organization_logos`` table: one row at most)."""
+
+    def list(self, organization_id: str, filters: Any, page: PageRequest) -> tuple[Sequence[_Logo], int]: ...
+
+
+_LOGOS: Repo[_Logos] = Repo("organization_logos")
+
+
+@attrs.frozen
+class _AnyLogo(Filter):
+    """The logo table has no filter: its one row is the organization's logo."""
+
+
+def _letterhead(session: Session, organization_id: str) -> tuple[str, bytes | None]:
+    """The organization's name and logo image, which head each page of its policy PDFs."""
+    organization = Directory(session).organization(organization_id)
+    logos, _ = session[_LOGOS].list(organization_id, _AnyLogo(), PageRequest(page=1, per_page=1))
+    return (organization.name if organization else "", logos[0].data if logos else None)
+
+
+def _document(policy: Policy, version: PolicyVersion, organization: str, logo: bytes | None) -> PolicyDocument:
     return PolicyDocument(
+        organization=organization,
+        logo=logo,
         name=version.name,
         description=policy.description,
         version=version.version,

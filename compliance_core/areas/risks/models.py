@@ -267,6 +267,9 @@ RISKS: Records[Risk, RiskFilter] = Records(
     partition="archived",
     cached=True,
     facets=("status", "category", "department", "treatment_strategy", "inherent_level", "residual_level"),
+    searchable=("title", "description"),
+    sortable=("title", "inherent_score", "residual_score", "acceptance_expires_on", "updated_at"),
+    ranged="created_at",
 )
 RISK_READ = Action("risk:read", EVERYONE)
 RISK_CREATE = Action("risk:create", MANAGERS)

@@ -332,6 +332,9 @@ VENDORS: Records[Vendor, VendorFilter] = Records(
     cached=True,
     facets=("criticality", "processes_personal_data", "ict_service", "category", "country", "dpa_status", "status"),
     facet_pairs=(("criticality", "processes_personal_data"),),
+    searchable=("name", "description", "website"),
+    sortable=("name", "category", "country", "next_review_due", "last_reviewed_at", "updated_at"),
+    ranged="next_review_due",
 )
 VENDOR_READ = Action("vendor:read", EVERYONE)
 VENDOR_CREATE = Action("vendor:create", MANAGERS)

@@ -266,7 +266,15 @@ class DeliveryRepository(RecordRepository[WebhookDelivery, DeliveryFilter], Prot
 
 
 WEBHOOKS: Records[Webhook, WebhookFilter] = Records(
-    "webhooks", model=Webhook, filters=WebhookFilter, kind="webhook", prefix="whk", facets=("active",)
+    "webhooks",
+    model=Webhook,
+    filters=WebhookFilter,
+    kind="webhook",
+    prefix="whk",
+    facets=("active",),
+    searchable=("url", "description"),
+    sortable=("url", "updated_at"),
+    ranged="created_at",
 )
 DELIVERIES: Records[WebhookDelivery, DeliveryFilter] = Records(
     "webhook_deliveries",
@@ -277,6 +285,9 @@ DELIVERIES: Records[WebhookDelivery, DeliveryFilter] = Records(
     newest_first=True,
     facets=("state",),
     queries=DeliveryRepository,
+    searchable=("event_type",),
+    sortable=("due_at", "attempt", "status_code", "duration_ms"),
+    ranged="created_at",
 )
 DELIVERY_QUEUE: Repo[DeliveryRepository] = Repo("webhook_deliveries")
 """The deliveries table through its engine-facing Protocol (the same repository)."""

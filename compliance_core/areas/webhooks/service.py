@@ -191,6 +191,7 @@ class WebhookService:
         filters=DeliveryQuery,
         paged=True,
         result=WebhookDelivery,
+        lists=DELIVERIES,
     )
     def deliveries(
         self, actor: Actor, webhook_id: str, filters: DeliveryQuery | None = None, page: PageRequest | None = None
