@@ -4,12 +4,18 @@ docstring shows, from the checkout."""
 from __future__ import annotations
 
 import ast
+import hashlib
+import hmac
+import json
 import os
 import re
 import shlex
+import socket
 import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +32,7 @@ def documented_command(name: str) -> list[str]:
 @pytest.mark.parametrize("name", sorted(path.name for path in EXAMPLES.glob("*.py")))
 def test_each_example_says_how_to_run_it_with_the_virtual_environment_s_python(name: str) -> None:
     # a bare `python` is not the one `make serve` installed the platform into
-    assert documented_command(name) == [".venv/bin/python", f"examples/{name}"]
+    assert documented_command(name)[:2] == [".venv/bin/python", f"examples/{name}"]
     assert (ROOT / ".venv" / "bin" / "python").exists()
 
 
@@ -102,3 +108,39 @@ def test_over_http_example_asks_for_a_key() -> None:
         documented_command("over_http.py"), cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
     )
     assert done.returncode == 2 and "COMPLIANCE_API_KEY" in done.stderr
+
+
+def test_webhook_receiver_example_prints_signed_events_and_refuses_others() -> None:
+    with socket.socket() as probe:  # a free port, as a reader picks one
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [*documented_command("webhook_receiver.py")[:2], "--port", str(port), "--count", "1", "--timeout", "30"]
+    secret = "whsec_dGVzdA=="
+    receiver = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "WEBHOOK_SECRET": secret},
+    )
+    try:
+        body = json.dumps({"id": "evt_1", "type": "finding.created", "data": {"id": "fnd_1", "title": "MFA"}}).encode()
+        signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        for _ in range(100):  # until it listens
+            try:
+                forged = httpx.post(
+                    f"http://127.0.0.1:{port}/", content=body, headers={"X-Service-Signature": "0" * 64}
+                )
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert forged.status_code == 401
+        signed = httpx.post(f"http://127.0.0.1:{port}/", content=body, headers={"X-Service-Signature": signature})
+        assert signed.status_code == 204
+        out, err = receiver.communicate(timeout=30)
+    finally:
+        receiver.kill()
+    assert receiver.returncode == 0, err
+    assert out.splitlines() == ["finding.created evt_1: MFA"]
+    assert "signature does not match" in err
