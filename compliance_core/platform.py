@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .areas.audit_log import AuditLogService
     from .areas.finding_templates import FindingTemplateService
     from .areas.findings import FindingService
+    from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
     from .areas.policies import PolicyService
@@ -95,6 +96,7 @@ class Platform:
     # Each built-in area's service, typed for embedders and their type checkers. Annotations
     # only: ``__getattr__`` answers them from ``services``, as it does for areas an embedder adds.
     organizations: OrganizationService
+    organization_logos: OrganizationLogoService
     api_keys: ApiKeyService
     people: PeopleService
     vendors: VendorService

@@ -13,6 +13,7 @@ from . import (
     audit_log,
     finding_templates,
     findings,
+    organization_logos,
     organizations,
     people,
     policies,
@@ -25,6 +26,7 @@ __all__ = ["AREAS"]
 
 AREAS: tuple[Area[Any], ...] = (
     organizations.AREA,
+    organization_logos.AREA,
     api_keys.AREA,
     people.AREA,
     vendors.AREA,

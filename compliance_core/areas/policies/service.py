@@ -378,6 +378,7 @@ class PolicyService:
                 version_id=policy.current_version_id,
                 version=policy.version,
                 person_id=person_id,
+                person_name=acting_name(tx, actor),
                 acknowledged_by=actor.principal,
                 key_issued_by=actor.key_issued_by,
                 key_issued_by_person_id=actor.key_issued_by_person_id,

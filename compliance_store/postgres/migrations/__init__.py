@@ -41,6 +41,8 @@ from . import (
     m0014_rated_filter,
     m0015_finding_template_severity,
     m0016_people_behind_keys,
+    m0017_organization_logos,
+    m0018_acknowledgement_names,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -64,6 +66,8 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0014_rated_filter", m0014_rated_filter.apply),
     ("0015_finding_template_severity", m0015_finding_template_severity.apply),
     ("0016_people_behind_keys", m0016_people_behind_keys.apply),
+    ("0017_organization_logos", m0017_organization_logos.apply),
+    ("0018_acknowledgement_names", m0018_acknowledgement_names.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

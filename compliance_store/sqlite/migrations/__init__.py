@@ -33,6 +33,8 @@ from . import (
     m0016_rated_filter,
     m0017_finding_template_severity,
     m0018_people_behind_keys,
+    m0019_organization_logos,
+    m0020_acknowledgement_names,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -59,6 +61,8 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0016_rated_filter", m0016_rated_filter.apply),
     ("0017_finding_template_severity", m0017_finding_template_severity.apply),
     ("0018_people_behind_keys", m0018_people_behind_keys.apply),
+    ("0019_organization_logos", m0019_organization_logos.apply),
+    ("0020_acknowledgement_names", m0020_acknowledgement_names.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
