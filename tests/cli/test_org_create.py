@@ -37,6 +37,16 @@ def test_org_create_adds_an_organization_whose_owner_key_authenticates(capsys, t
     assert sorted(o["name"] for o in listed) == ["Acme", "Beta"]
 
 
+def test_org_create_on_postgresql(capsys, postgres_url: str) -> None:
+    code, first, _ = run(capsys, "init", "--db", postgres_url, "--org-name", "Acme")
+    assert code == 0
+    code, second, err = run(capsys, "org", "create", "--db", postgres_url, "--name", "Beta")
+    assert (code, err) == (0, None) and isinstance(second, dict)
+    code, listed, _ = run(capsys, "org", "list", "--db", postgres_url)
+    assert code == 0 and isinstance(listed, list)
+    assert sorted(o["name"] for o in listed) == ["Acme", "Beta"]
+
+
 def test_org_create_needs_an_existing_database(capsys, tmp_path: Path) -> None:
     missing = tmp_path / "typo.db"
     code, out, err = run(capsys, "org", "create", "--db", str(missing), "--name", "Beta")
