@@ -37,7 +37,7 @@ def test_a_manager_bound_to_a_person_signs_what_is_asked_of_that_person(
     for policy in (mine, theirs):
         platform.policies.publish(owner, policy.id, PublishPolicy())
     signed = platform.policies.acknowledge(manager, mine.id)
-    assert (signed.person_id, signed.acknowledged_by) == (person, manager.key_id)
+    assert (signed.person_id, signed.person_name, signed.acknowledged_by) == (person, "Boss", manager.key_id)
     with pytest.raises(Forbidden):
         platform.policies.acknowledge(manager, theirs.id)  # not asked of this person
     with pytest.raises(Forbidden):

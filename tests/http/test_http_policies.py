@@ -255,7 +255,13 @@ def test_people_not_key_ids(api: Api, platform: Platform, boot: Bootstrap) -> No
     assert (version["approvedBy"], version["approvedByPersonName"]) == (boss, "Boss")
     signed = as_boss.post(f"{one}/acknowledge")
     assert signed.status_code == 200, signed.text
-    assert (signed.json["personId"], signed.json["acknowledgedBy"]) == (boss, boss_key_id)
+    assert (signed.json["personId"], signed.json["personName"], signed.json["acknowledgedBy"]) == (
+        boss,
+        "Boss",
+        boss_key_id,
+    )
+    listed = api.get("/v1/policy-acknowledgements", query=f"policyId={policy['id']}").json["data"]
+    assert [(a["personId"], a["personName"]) for a in listed] == [(boss, "Boss")]
     signers = api.get(f"{one}/sign-off").json["signers"]
     assert [(s["personId"], s["personName"], s["acknowledgedBy"]) for s in signers] == [
         (boss, "Boss", boss_key_id),

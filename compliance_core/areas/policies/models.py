@@ -187,6 +187,8 @@ class Acknowledgement:
     version_id: str
     version: int
     person_id: str
+    person_name: str | None = None
+    """The signer's name when they signed (None: signed before names were recorded)."""
     acknowledged_by: str
     """The principal (key or user) that signed for the person."""
     key_issued_by: str | None = None
