@@ -1,0 +1,86 @@
+"""Searched, sorted and ranged vendor lists against the same list filtered only (issue 18), on
+SQLite and PostgreSQL, straight on the store (no page cache, no HTTP): the median time of one
+page and its total, each request a different page so nothing is reused.
+
+    .venv/bin/python -m bench.search_bench --vendors 10000 [--stores sqlite,postgresql]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import tempfile
+import time
+import uuid
+from typing import Any
+
+from compliance_core import PageRequest
+from compliance_core.areas.vendors.models import VENDORS, Vendor, VendorFilter
+
+WORDS = ["Acme", "Łódź", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka", "Cyberdyne"]
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def _vendor(organization_id: str, n: int) -> Vendor:
+    return Vendor(
+        id=f"vnd_{n:08d}",
+        organization_id=organization_id,
+        name=f"{WORDS[n % 10]} {WORDS[(n // 10) % 10]} {n}",
+        description=f"Supplier number {n} of {WORDS[(n * 7) % 10]}",
+        category=WORDS[n % 7],
+        next_review_due=(T0 + dt.timedelta(days=n % 365)).date(),
+        created_at=T0 + dt.timedelta(seconds=n),
+        updated_at=T0 + dt.timedelta(seconds=n),
+    )
+
+
+def _store(kind: str, postgres_url: str) -> Any:
+    if kind == "sqlite":
+        from compliance_store.sqlite.store import SqliteStore
+
+        return SqliteStore("sqlite:///" + tempfile.mkdtemp() + "/bench.db")
+    from compliance_store.postgres.store import PostgresStore
+
+    return PostgresStore(postgres_url)
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "filter only (category)": {},
+    "q=łódź": {"q": "łódź"},
+    "q=number 12": {"q": "number 12"},
+    "sort=name": {"sort": "name"},
+    "sort=-next_review_due": {"sort": "-next_review_due"},
+    "from/to one month": {"since": dt.date(2026, 3, 1), "until": dt.date(2026, 4, 1)},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vendors", type=int, default=10_000)
+    parser.add_argument("--stores", default="sqlite,postgresql")
+    parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test")
+    args = parser.parse_args()
+    for kind in args.stores.split(","):
+        store = _store(kind, args.postgres_url)
+        organization_id = "org_" + uuid.uuid4().hex[:10]
+        with store.session(write=True) as session:
+            for n in range(args.vendors):
+                session[VENDORS].add(_vendor(organization_id, n))
+        print(f"{kind}, {args.vendors} vendors: median ms of one page (50) and its total, different pages")
+        for name, search in CASES.items():
+            filters = VendorFilter(category=None if search else WORDS[3])
+            times = []
+            for request_number in range(args.requests):
+                request = PageRequest(page=1 + request_number % 20, **search)
+                started = time.perf_counter()
+                with store.session(write=False) as session:
+                    _, total = session[VENDORS].list(organization_id, filters, request)
+                times.append((time.perf_counter() - started) * 1000)
+            print(f"  {name:28} {statistics.median(times):8.2f} ms  (total {total})")
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
