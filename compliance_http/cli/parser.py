@@ -288,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=run_serve)
 
     chores = "; ".join(f"{chore.name} ({chore.report})" for chore in declared_chores(AREAS))
+    counts = ", ".join(f'"{chore.report}": N' for chore in declared_chores(AREAS))
     worker = commands.add_parser(
         "worker",
         help="deliver webhooks (without serving the API)",
@@ -312,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every scheduled chore once (purges, review sweeps, lapses), refresh statistics",
         description="Run once, now, every chore the areas declare (what a running server's lead worker "
         f"does on a schedule): {chores}. Print each one's count under its key, "
-        '{"purgedIdempotencyRecords": N, ...}. '
+        f"{{{counts}}}. "
         "On SQLite, also analyse the tables again when one has grown or shrunk twofold since its "
         'statistics were taken, and list them as "analyzedTables". A failing chore does not stop the '
         "others: the counts of those that ran are printed and the failures are the error. Run it from "
