@@ -65,9 +65,10 @@ def first_run_banner(platform: Platform, server_url: str, db: str, *, program: s
         f"    API             {server_url}/v1",
         "",
         "  The key is shown only this once (only its hash is stored). Keep it now: paste these",
-        "  two lines into your shell, and the docs' commands and examples/ find the server and key:",
+        "  two lines into your shell; the docs' commands and the programs in examples/ read them:",
         f"    export COMPLIANCE_URL={server_url}",
         f"    export COMPLIANCE_API_KEY={secret}",
+        "  Then try:",
         '    curl -H "X-API-Key: $COMPLIANCE_API_KEY" "$COMPLIANCE_URL/v1/vendors"',
         "",
     ]
