@@ -106,7 +106,9 @@ def _approval(document: PolicyDocument) -> str:
     if document.approved_at is None:
         return "Approved: at publication (published directly by a manager)"
     line = f"Approved: {_day(document.approved_at)}"
-    if document.approved_by:
+    if document.approved_by_person_name:
+        line += f" by {document.approved_by_person_name} ({document.approved_by})"
+    elif document.approved_by:
         line += f" by {document.approved_by}"
     if document.approval_key_issued_by:
         acting = document.approval_key_issued_by_person_id

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pypdf
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -156,6 +157,17 @@ def test_every_word_of_generated_markdown_survives_into_the_pdf(policy: tuple[st
     text = _text(FpdfPolicies().render("Policy", [_document(content)], AT))
     printed = set(re.findall(r"[A-Za-z0-9]+", text))
     assert set(words) <= printed
+
+
+def test_an_approval_names_the_person_beside_their_id() -> None:
+    """People, not key ids (issue 18): the approval line names the approver."""
+    approved = attrs.evolve(
+        _document("Text"), approved_at=AT, approved_by="mem_boss", approval_key_issued_by="key_boss"
+    )
+    named = _text(FpdfPolicies().render("Policy", [attrs.evolve(approved, approved_by_person_name="Boss")], AT))
+    assert "Approved: 2026-01-01 by Boss (mem_boss) (key issued by key_boss)" in named
+    by_key = _text(FpdfPolicies().render("Policy", [attrs.evolve(approved, approved_by="key_other")], AT))
+    assert "Approved: 2026-01-01 by key_other (key issued by key_boss)" in by_key
 
 
 # -- the pool --------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ class PolicyDocument:
     published_at: dt.datetime
     approved_at: dt.datetime | None = None
     approved_by: str | None = None
+    approved_by_person_name: str | None = None
+    """The approver's name, printed before their id, when a person approved."""
     approval_key_issued_by: str | None = None
     """The key that issued the approving key: a reader can tell an approval made with the
     approver's own key from one made with a key someone else bound to them."""

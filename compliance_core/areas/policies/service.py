@@ -684,6 +684,7 @@ def _document(policy: Policy, version: PolicyVersion, organization: str, logo: b
         published_at=version.published_at,
         approved_at=version.approved_at,
         approved_by=version.approved_by,
+        approved_by_person_name=version.approved_by_person_name,
         approval_key_issued_by=version.approval_key_issued_by,
         approval_key_issued_by_person_id=version.approval_key_issued_by_person_id,
     )
