@@ -98,7 +98,11 @@ class HTTPTransport:
             content = self._wire.dumps(body)
             headers["Content-Type"] = JSON
         wants_query = operation.paged or operation.filters is not None
-        params = self._wire.query(arguments.get("filters"), arguments.get("page")) if wants_query else None
+        params = (
+            self._wire.query(arguments.get("filters"), arguments.get("page"), search=arguments.get("search"))
+            if wants_query
+            else None
+        )
         request = self._http.build_request(route.method, path, params=params, content=content, headers=headers)
         url = str(request.url)
         try:

@@ -581,8 +581,11 @@ class Wire:
             if (value := getattr(command, f.name)) is not UNSET
         }
 
-    def query(self, filters: Any, page: PageRequest | None) -> dict[str, str]:
+    def query(self, filters: Any, page: PageRequest | None, *, search: PageRequest | None = None) -> dict[str, str]:
+        """The query string of a list's ``filters`` and ``page``, or of an export's ``filters``
+        and ``search`` (the search, sort and range of a page, without its number and size)."""
         params: dict[str, str] = {}
+        searched = page if page is not None else search
         if filters is not None:
             for field in attrs.fields(type(filters)):
                 value = getattr(filters, field.name)
@@ -592,12 +595,14 @@ class Wire:
                 params[wire_name(field.name)] = (
                     ("true" if value else "false") if isinstance(value, bool) else str(value)
                 )
-        if page is not None:
-            if page.q is not None:
-                params["q"] = page.q
-            if page.sort is not None:
-                params["sort"] = ("-" if page.sort.startswith("-") else "") + wire_name(page.sort.removeprefix("-"))
-            for key, bound in (("from", page.since), ("to", page.until)):
+        if searched is not None:
+            if searched.q is not None:
+                params["q"] = searched.q
+            if searched.sort is not None:
+                params["sort"] = ("-" if searched.sort.startswith("-") else "") + wire_name(
+                    searched.sort.removeprefix("-")
+                )
+            for key, bound in (("from", searched.since), ("to", searched.until)):
                 if bound is not None:
                     params[key] = bound.isoformat()
         if page is not None and page.walk:

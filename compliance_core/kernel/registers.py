@@ -317,8 +317,8 @@ class Register(Generic[M, F]):
         register = self
         filter_model = self.records.filters
 
-        def run(service: Any, actor: Actor, filters: Any = None) -> Download:
-            return register.download(service, actor, file_format, filters)
+        def run(service: Any, actor: Actor, filters: Any = None, search: PageRequest | None = None) -> Download:
+            return register.download(service, actor, file_format, filters, search)
 
         if filter_model is None:
 
@@ -327,16 +327,28 @@ class Register(Generic[M, F]):
 
             return Declared(run_unfiltered, action, route, ids=(), result=Download, media_type=FORMATS[file_format])
         return Declared(
-            run, action, route, ids=(), filters=filter_model, result=Download, media_type=FORMATS[file_format]
+            run,
+            action,
+            route,
+            ids=(),
+            filters=filter_model,
+            result=Download,
+            media_type=FORMATS[file_format],
+            lists=self.records,
         )
 
-    def download(self, service: Any, actor: Actor, file_format: str, filters: Any) -> Download:
-        """The file; its first page is read before this returns (so an error is raised here, not
-        half way through the file), the others as the file is written."""
+    def download(
+        self, service: Any, actor: Actor, file_format: str, filters: Any, search: PageRequest | None = None
+    ) -> Download:
+        """The file of the records ``filters`` and ``search`` (the list's ``q``, ``sort`` and
+        range; its page and size are not used) match, in the list's order or the sort's. Its
+        first page is read before this returns (so an error is raised here, not half way through
+        the file), the others as the file is written."""
         records = self.records
         if filters is None and records.filters is not None:
             filters = records.filters()
-        first = page_of(service, records, actor, filters, PageRequest.walking(MAX_PER_PAGE))
+        terms = search.search if search is not None else {}
+        first = page_of(service, records, actor, filters, PageRequest.walking(MAX_PER_PAGE, **terms))
         render = service.uow.renderer.json
         columns = self.columns
 
@@ -349,7 +361,8 @@ class Register(Generic[M, F]):
                     yield [_cell(shown.get(column.header)) for column in columns]
                 if page.next_after is None:
                     return
-                page = page_of(service, records, actor, filters, PageRequest.walking(MAX_PER_PAGE, page.next_after))
+                after = PageRequest.walking(MAX_PER_PAGE, page.next_after, **terms)
+                page = page_of(service, records, actor, filters, after)
 
         return Download(
             filename=f"{records.name}.{file_format}",

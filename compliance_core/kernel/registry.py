@@ -150,8 +150,10 @@ class Operation:
         submission first); the generic suites run them as the owner before calling this one
     :param bounded: its work runs on a bounded pool under a time limit (the PDF renderer), so it
         may refuse with ``ServiceUnavailable`` (HTTP 503 with Retry-After) when that pool is busy
-    :param lists: the table a paged list reads, whose declaration says what the list searches,
-        sorts and ranges by (``listing``: the ``q``, ``sort``, ``from`` and ``to`` parameters)
+    :param lists: the table a paged list (or an export of the whole list) reads, whose
+        declaration says what the list searches, sorts and ranges by (``listing``: the ``q``,
+        ``sort``, ``from`` and ``to`` parameters); an operation that is not paged takes them as
+        ``search``, a ``PageRequest`` whose page and size it does not use
     """
 
     name: str
@@ -173,7 +175,7 @@ class Operation:
     @property
     def listing(self) -> Listing | None:
         """What the list offers besides its filters (None: paging only)."""
-        return None if self.lists is None or not self.paged else self.lists.listing
+        return None if self.lists is None else self.lists.listing
 
     def __attrs_post_init__(self) -> None:
         if self.body is not None:
@@ -218,7 +220,7 @@ class Operation:
         if self.paged:
             names += ["filters", "page"] if self.filters is not None else ["page"]
         elif self.filters is not None:  # a report over the list's records (a heat map), an export
-            names.append("filters")
+            names += ["filters", "search"] if self.listing is not None else ["filters"]
         if self.body_argument is not None:
             names.append(self.body_argument)
         if self.idempotent:

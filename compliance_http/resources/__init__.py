@@ -165,7 +165,11 @@ class OperationResource:
                     arguments["filters"] = filters
                 arguments["page"] = page
             elif operation.filters is not None:  # a report over a list's records: its filters, no page
-                arguments["filters"], _ = wire.list_query(cast("Mapping[str, str]", req.params), operation.filters)
+                arguments["filters"], search = wire.list_query(
+                    cast("Mapping[str, str]", req.params), operation.filters, operation.listing
+                )
+                if operation.listing is not None:  # an export: the list's search, sort and range too
+                    arguments["search"] = search
             if not operation.idempotent:
                 refuse_idempotency_key(req)
             if operation.body is None:

@@ -199,3 +199,17 @@ def csv_rows(data: bytes) -> list[list[str]]:
     import csv
 
     return list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+
+
+def test_an_export_takes_the_lists_search_sort_and_range(platform: Platform, owner: Actor, clock) -> None:
+    for name in ("Beta cloud", "Alpha cloud", "Gamma mail"):
+        platform.vendors.create(owner, NewVendor(name=name))
+    search = PageRequest(q="CLOUD", sort="-name")
+    rows = csv_rows(platform.vendors.export_csv(owner, VendorFilter(), search).read())
+    assert [row[1] for row in rows[1:]] == ["Beta cloud", "Alpha cloud"]
+    listed = platform.vendors.list(owner, VendorFilter(), search).items
+    assert [row[0] for row in rows[1:]] == [vendor.id for vendor in listed]
+    platform.people.create(owner, PEOPLE[0])
+    later, earlier = (PageRequest(since=clock.now() + dt.timedelta(seconds=delta)) for delta in (1, -1))
+    assert len(csv_rows(platform.people.export_csv(owner, PersonFilter(), later).read())) == 1  # the header
+    assert len(csv_rows(platform.people.export_csv(owner, PersonFilter(), earlier).read())) >= 2

@@ -16,6 +16,7 @@ import pytest
 from compliance_core import Role
 from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.client import Client
+from compliance_core.kernel.pages import PageRequest
 from compliance_core.kernel.registers import ImportReport, RegisterFile
 from compliance_core.kernel.sheets import FORMATS
 from compliance_http.client import HTTPTransport
@@ -64,6 +65,10 @@ def test_an_export_streams_the_filtered_register_and_imports_into_another_organi
 
     critical = _rows(api.get(f"/v1/vendors/export.{file_format}", query="criticality=critical").content, file_format)
     assert [row[header.index("criticality")] for row in critical[1:]] == ["critical"]
+    searched = _rows(api.get(f"/v1/vendors/export.{file_format}", query="q=PLAIN&sort=-name").content, file_format)
+    assert [row[1] for row in searched[1:]] == ["Plain"]
+    ordered = _rows(api.get(f"/v1/vendors/export.{file_format}", query="sort=-name").content, file_format)
+    assert [row[1] for row in ordered[1:]] == ["Plain", "'=cmd|'/C calc'!A0"]
 
     dry = _import(other, "/v1/vendors/import", everything.content, file_format, dryRun=True)
     assert dry.status_code == 200, dry.text
@@ -120,6 +125,7 @@ def test_a_body_that_is_no_file_is_refused_naming_the_field(api: Api) -> None:
     broken = base64.b64encode(b"PK\x03\x04 not a workbook").decode()
     error(api.post("/v1/vendors/import", {"format": "xlsx", "content": broken}), 400, "validation_error", "content")
     error(api.get("/v1/vendors/export.csv", query="page=2"), 400, "validation_error", "page")
+    error(api.get("/v1/vendors/export.csv", query="sort=colour"), 400, "validation_error", "sort")
 
 
 def test_exporting_needs_the_read_permission_and_importing_the_write_one(as_role) -> None:
@@ -140,6 +146,10 @@ def test_the_http_client_exports_with_filters_and_imports_as_in_process(app, boo
     assert (over_http.filename, over_http.media_type) == ("vendors.csv", "text/csv")
     actor = platform.actor(boot.organization.id)
     assert over_http.read() == platform.vendors.export_csv(actor, VendorFilter(criticality="critical")).read()
+    search = PageRequest(q="co", sort="-name")
+    searched = client.vendors.export_csv(VendorFilter(), search).read()
+    assert searched == platform.vendors.export_csv(actor, VendorFilter(), search).read()
+    assert searched.index(b"Mail Co") < searched.index(b"Cloud Co")
     report = client.vendors.import_file(RegisterFile.of(b"name\r\nBackup Co\r\n", "csv"))
     assert report == ImportReport(dry_run=False, rows=1, created=1, ids=report.ids)
     assert platform.vendors.get(actor, report.ids[0]).name == "Backup Co"
