@@ -244,6 +244,8 @@ class LogoRemoved(Event):
 
 
 _PATH = "/v1/organization/logo"
+_EXAMPLE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGPgqokCAAF0AOHsk8xnAAAAAElFTkSuQmCC"
+"""A PNG of one pixel in the brand green, #0a7c5a."""
 _ONE = PageRequest(page=1, per_page=1)
 
 
@@ -268,6 +270,7 @@ class OrganizationLogoService:
         Route("PUT", _PATH, "Upload the organization's logo (a PNG or JPEG in base64), printed on its policy PDFs"),
         body=LogoUpload,
         result=OrganizationLogo,
+        example={"content": _EXAMPLE},
     )
     def upload(self, actor: Actor, data: LogoUpload) -> OrganizationLogo:
         """Set or replace the logo; uploading the same image again changes nothing."""
@@ -304,7 +307,13 @@ class OrganizationLogoService:
             tx.record(LogoUpdated(organization_id=actor.organization_id, subject=logo, previous=previous))
         return logo
 
-    @operation(LOGO_READ, Route("GET", _PATH, "The organization's logo image"), result=Download, media_type="image/*")
+    @operation(
+        LOGO_READ,
+        Route("GET", _PATH, "The organization's logo image"),
+        result=Download,
+        media_type="image/*",
+        given=(upload,),
+    )
     def image(self, actor: Actor) -> Download:
         """The image as uploaded (``image/png`` or ``image/jpeg``), shown inline."""
         with self.uow.read() as session:
