@@ -422,7 +422,7 @@ def test_a_key_someone_else_bound_to_the_approver_does_not_approve(platform, own
     assert (version.approved_by, version.approval_key_issued_by) == (boss.id, "local:owner")
     # The PDF names the approver and who issued the key that approved.
     text = " ".join(_text(platform.policies.download(owner, approved.id).read()).split())
-    assert f"by {boss.id} (key issued by local:owner)" in text
+    assert f"by Boss ({boss.id}) (key issued by local:owner)" in text
 
 
 @pytest.mark.parametrize("change", [PersonPatch(role="employee"), PersonPatch(is_active=False)])
