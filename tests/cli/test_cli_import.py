@@ -1,6 +1,6 @@
 """``compliance import``: a register's file into a store, with the report as JSON, a dry run
 that lists every row's errors and writes nothing, a refusal that names each bad row, and a
-progress bar only on a terminal."""
+progress bar only on a terminal (migrate-store's too)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from compliance_core import Platform
 from compliance_http.cli import main
-from compliance_http.cli.progress import progress_bar
+from compliance_http.cli.progress import copy_bar, progress_bar
 
 
 @pytest.fixture
@@ -96,3 +96,14 @@ def test_the_progress_bar_is_drawn_on_a_terminal_only() -> None:
     with progress_bar("import vendors", pipe) as update:
         assert update is None
     assert pipe.getvalue() == ""
+
+
+def test_migrate_stores_bar_is_drawn_on_a_terminal_only() -> None:
+    terminal = Terminal()
+    bar = copy_bar(terminal)
+    assert bar is not None and copy_bar(io.StringIO()) is None
+    bar.start("copying 10 rows", 10)
+    bar.advance(4)
+    bar.advance(6)
+    bar.finish()
+    assert "copying 10 rows" in terminal.getvalue() and "10/10" in terminal.getvalue()
