@@ -30,8 +30,10 @@ from .kernel.uow import Context, Store, UnitOfWork
 if TYPE_CHECKING:
     from .areas.api_keys import ApiKeyService
     from .areas.audit_log import AuditLogService
+    from .areas.context import ContextService
     from .areas.finding_templates import FindingTemplateService
     from .areas.findings import FindingService
+    from .areas.frameworks import FrameworkService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
@@ -106,6 +108,8 @@ class Platform:
     webhooks: WebhookService
     policies: PolicyService
     risks: RiskService
+    frameworks: FrameworkService
+    context: ContextService
 
     def __init__(
         self,

@@ -11,8 +11,10 @@ from ..kernel.registry import Area
 from . import (
     api_keys,
     audit_log,
+    context,
     finding_templates,
     findings,
+    frameworks,
     organization_logos,
     organizations,
     people,
@@ -36,4 +38,6 @@ AREAS: tuple[Area[Any], ...] = (
     webhooks.AREA,
     policies.AREA,
     risks.AREA,
+    context.AREA,
+    frameworks.AREA,
 )

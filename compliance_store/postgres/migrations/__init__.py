@@ -43,6 +43,7 @@ from . import (
     m0016_people_behind_keys,
     m0017_organization_logos,
     m0018_acknowledgement_names,
+    m0019_context,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -68,6 +69,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0016_people_behind_keys", m0016_people_behind_keys.apply),
     ("0017_organization_logos", m0017_organization_logos.apply),
     ("0018_acknowledgement_names", m0018_acknowledgement_names.apply),
+    ("0019_context", m0019_context.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

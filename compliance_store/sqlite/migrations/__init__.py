@@ -35,6 +35,7 @@ from . import (
     m0018_people_behind_keys,
     m0019_organization_logos,
     m0020_acknowledgement_names,
+    m0021_context,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -63,6 +64,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0018_people_behind_keys", m0018_people_behind_keys.apply),
     ("0019_organization_logos", m0019_organization_logos.apply),
     ("0020_acknowledgement_names", m0020_acknowledgement_names.apply),
+    ("0021_context", m0021_context.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
