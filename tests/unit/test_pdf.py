@@ -53,6 +53,21 @@ def pool() -> Iterator[RenderPool]:
     renderer.close()
 
 
+@pytest.fixture(scope="module")
+def shared_pool() -> Iterator[RenderPool]:
+    """One such pool for the tests that only render: its worker process loads the fonts once
+    (a new worker per test cost more than the renders)."""
+    renderer = RenderPool(time_limit=GENEROUS)
+    yield renderer
+    renderer.close()
+
+
+@pytest.fixture(scope="module")
+def policies() -> FpdfPolicies:
+    """The renderer in this process, made once (making one loads the fonts)."""
+    return FpdfPolicies()
+
+
 @pytest.fixture
 def gate(tmp_path: Path):
     """A pool factory over workers that hold each job until ``release`` is called."""
@@ -124,8 +139,8 @@ ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("content, expected", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_markdown_renders_within_the_limit(pool: RenderPool, content: str, expected: str) -> None:
-    text = _squeezed(_text(pool.render("Policy", [_document(content)], AT)))
+def test_adversarial_markdown_renders_within_the_limit(shared_pool: RenderPool, content: str, expected: str) -> None:
+    text = _squeezed(_text(shared_pool.render("Policy", [_document(content)], AT)))
     assert _squeezed(expected) in text
 
 
@@ -152,9 +167,11 @@ def _markdown(draw: st.DrawFn) -> tuple[str, list[str]]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_markdown())
-def test_every_word_of_generated_markdown_survives_into_the_pdf(policy: tuple[str, list[str]]) -> None:
+def test_every_word_of_generated_markdown_survives_into_the_pdf(
+    policies: FpdfPolicies, policy: tuple[str, list[str]]
+) -> None:
     content, words = policy
-    text = _text(FpdfPolicies().render("Policy", [_document(content)], AT))
+    text = _text(policies.render("Policy", [_document(content)], AT))
     printed = set(re.findall(r"[A-Za-z0-9]+", text))
     assert set(words) <= printed
 
