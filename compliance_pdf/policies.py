@@ -15,7 +15,8 @@ Text is set in embedded Noto Sans and Noto Sans Arabic (``compliance_pdf.fonts``
 Greek, Cyrillic or Arabic text prints as written, Arabic shaped and ordered by HarfBuzz). Tables
 are drawn as tables (fpdf2's ``table``: ruled cells, a shaded header row, the columns' alignment
 as the Markdown gives it); a table of more than ``MAX_COLUMNS`` columns has no room on an A4 page
-and prints as written, like code. Each page is headed by the organization's name and logo.
+and prints as written, like code, as does one of more than ``MAX_CELLS`` cells or with a row too
+tall for a page. Each page is headed by the organization's name and logo.
 
 This module lays the PDF out in the calling process; ``compliance_pdf.pool`` runs it on worker
 processes with a time limit, which is what a server uses.
@@ -37,13 +38,18 @@ from compliance_core.areas.policies import PolicyDocument
 from .fonts import SANS, Typeface, family
 from .markdown import Block, Span, blocks
 
-__all__ = ["FpdfPolicies", "MAX_STYLE_MARKERS", "MAX_COLUMNS"]
+__all__ = ["FpdfPolicies", "MAX_STYLE_MARKERS", "MAX_COLUMNS", "MAX_CELLS"]
 
 log = logging.getLogger("compliance_pdf")
 
 _SIZES = {1: 16, 2: 14, 3: 12, 4: 11, 5: 11, 6: 11}
 MAX_STYLE_MARKERS = 2000
 MAX_COLUMNS = 12
+MAX_CELLS = 2000
+_TABLE_SIZE = 10
+_CELL_PADDING = 1.2
+_ROW_LINES = 30
+"""The most lines a table row may be estimated to take; a page holds about 45 at 5.5 mm each."""
 _HEADER_HEIGHT = 10.0
 _SHADE = (235, 235, 235)
 _LINE = 6.0
@@ -199,7 +205,7 @@ class FpdfPolicies:
                 finally:
                     pdf.set_left_margin(left)
                 pdf.ln(_LINE)
-            elif block.kind == "table" and len(block.rows[0]) <= MAX_COLUMNS:
+            elif block.kind == "table" and _fits(pdf, name, block):
                 _table(pdf, name, block)
             elif block.kind in ("code", "table"):
                 pdf.typeface.style(pdf, name, size=9.5)
@@ -219,15 +225,34 @@ def _line(pdf: _Document, text: str, *, size: float, height: float, bold: bool =
     pdf.multi_cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
 
 
+def _fits(pdf: _Document, name: str, block: Block) -> bool:
+    """Whether the table can be drawn as cells: at most ``MAX_COLUMNS`` columns and ``MAX_CELLS``
+    cells (each cell costs fpdf2 about a millisecond: a larger table prints as written, in time
+    linear in its text like the rest of the policy), and no row taller
+    than ``_ROW_LINES`` lines, a generous estimate from each cell's width in the font (fpdf2 cannot
+    break a row across pages and refuses a row taller than a page)."""
+    columns = len(block.rows[0])
+    if columns > MAX_COLUMNS or columns * len(block.rows) > MAX_CELLS:
+        return False
+    pdf.typeface.style(pdf, name, size=_TABLE_SIZE)
+    room = pdf.epw / columns - 2 * _CELL_PADDING
+    for cells in block.rows:
+        for cell in cells:
+            width = pdf.get_string_width(cell)
+            if width / room * 1.5 + len(cell) / 40 + 1 > _ROW_LINES:  # with room for wrapping at words
+                return False
+    return True
+
+
 def _table(pdf: _Document, name: str, block: Block) -> None:
     """A Markdown table as ruled cells: the header row shaded, each column aligned as written."""
-    pdf.typeface.style(pdf, name, size=10)
+    pdf.typeface.style(pdf, name, size=_TABLE_SIZE)
     aligns = tuple(str(block.mark or "")) or ("L",) * len(block.rows[0])
     with pdf.table(
         text_align=aligns,
         headings_style=FontFace(fill_color=_SHADE),
         line_height=5.5,
-        padding=1.2,
+        padding=_CELL_PADDING,
     ) as table:
         for cells in block.rows:
             row = table.row()

@@ -15,7 +15,7 @@ import pytest
 from compliance_core.areas.policies import PolicyDocument
 from compliance_pdf import fonts
 from compliance_pdf.markdown import blocks
-from compliance_pdf.policies import MAX_COLUMNS, FpdfPolicies
+from compliance_pdf.policies import MAX_CELLS, MAX_COLUMNS, FpdfPolicies
 
 AT = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 LANGUAGES = {
@@ -111,6 +111,21 @@ def test_a_table_too_wide_for_the_page_prints_as_written(renderer: FpdfPolicies)
     page = _pages(renderer.render("Policy", [_document(wide)], AT))[0]
     assert f"c{columns - 1}" in page.extract_text()
     assert not re.search(rb" re S", page.get_contents().get_data())
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "| a | b |\n|---|---|\n| " + "word " * 3000 + "| end |\n",  # a row taller than a page
+        "| a | b |\n|---|---|\n" + "| x | y |\n" * (MAX_CELLS // 2),  # more cells than are drawn
+    ],
+)
+def test_a_table_that_cannot_be_drawn_as_cells_prints_as_written(renderer: FpdfPolicies, table: str) -> None:
+    data = renderer.render("Policy", [_document(table)], AT)
+    pages = _pages(data)
+    assert all(not re.search(rb" re S", page.get_contents().get_data()) for page in pages)
+    text = "".join(page.extract_text() for page in pages)
+    assert "a | b" in text and ("end" in text or "x | y" in text)
 
 
 def test_the_organization_and_its_logo_head_every_page(renderer: FpdfPolicies) -> None:
