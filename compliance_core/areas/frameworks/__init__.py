@@ -1,0 +1,186 @@
+"""The framework catalogue, read-only: the frameworks whose published OSCAL files the platform
+was given (``catalogue.py``), their requirement groups and requirements with baseline
+membership (``oscal.py``).
+
+The catalogue is the same for every organization and is not stored: it is read from the
+published files on first use and kept by the platform's ``FrameworkCatalogue``. Lists are
+therefore paged here, in memory, with the same ``meta`` as stored lists (no search, sort or
+date range: those belong to stored tables). Every role that reads the organization reads it.
+Tagged with the spec's group for frameworks, "SOA" ("Frameworks and statement of applicability").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TypeVar
+
+import attrs
+
+from ...kernel.errors import NotFound, ValidationError
+from ...kernel.operations import operation
+from ...kernel.pages import Page, PageRequest, Position
+from ...kernel.permissions import EVERYONE, Action, Actor
+from ...kernel.records import Filter
+from ...kernel.registry import Area, Route
+from ...kernel.validation import optional_text
+from .catalogue import FrameworkCatalogue, Frameworks, FrameworkSource
+from .oscal import Requirement, RequirementGroup
+
+__all__ = ["Framework", "Requirement", "RequirementFilter", "FrameworkService", "Frameworks", "FRAMEWORK_READ", "AREA"]
+
+FRAMEWORK_READ = Action("framework:read", EVERYONE)
+"""The catalogue is public knowledge: whoever reads the organization reads it."""
+
+
+@attrs.frozen(kw_only=True)
+class Framework:
+    """A framework of the catalogue, with where its text comes from."""
+
+    id: str
+    name: str
+    version: str
+    """The version the publisher gave the files (SP 800-53: ``5.1.1+u4``)."""
+    title: str
+    """The catalog's own title."""
+    publisher: str
+    source_url: str
+    source_commit: str
+    """The publisher repository's commit the files were taken from."""
+    last_modified: str
+    baselines: tuple[str, ...]
+    groups: tuple[RequirementGroup, ...]
+    requirement_count: int
+
+
+@attrs.frozen(kw_only=True)
+class RequirementFilter(Filter):
+    """``groupId`` and ``parentId`` match exactly; ``baseline`` keeps the requirements it selects."""
+
+    group_id: str | None = attrs.field(default=None, converter=optional_text(100))
+    parent_id: str | None = attrs.field(default=None, converter=optional_text(100))
+    baseline: str | None = attrs.field(default=None, converter=optional_text(100))
+
+    def matches(self, record: Requirement) -> bool:
+        return (
+            (self.group_id is None or record.group_id == self.group_id)
+            and (self.parent_id is None or record.parent_id == self.parent_id)
+            and (self.baseline is None or self.baseline in record.baselines)
+        )
+
+
+_ALL = "/v1/frameworks"
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+"""The time a walk's cursor carries: the catalogue's items have no creation time of their own."""
+_ONE = _ALL + "/{framework_id}"
+_REQUIREMENTS = _ONE + "/requirements"
+
+
+@attrs.define
+class FrameworkService:
+    catalogue: FrameworkCatalogue
+
+    @operation(FRAMEWORK_READ, Route("GET", _ALL, "List the frameworks of the catalogue"), paged=True, result=Framework)
+    def list(self, actor: Actor, page: PageRequest | None = None) -> Page[Framework]:
+        frameworks = [self._framework(source) for source in self.catalogue.installed()]
+        return _page(frameworks, page or PageRequest())
+
+    @operation(FRAMEWORK_READ, Route("GET", _ONE, "Read one framework with its requirement groups"), result=Framework)
+    def get(self, actor: Actor, framework_id: str) -> Framework:
+        return self._framework(self._source(framework_id))
+
+    @operation(
+        FRAMEWORK_READ,
+        Route("GET", _REQUIREMENTS, "List a framework's requirements"),
+        filters=RequirementFilter,
+        paged=True,
+        result=Requirement,
+    )
+    def requirements(
+        self, actor: Actor, framework_id: str, filters: RequirementFilter | None = None, page: PageRequest | None = None
+    ) -> Page[Requirement]:
+        catalog = self.catalogue.catalog(self._source(framework_id).id)
+        assert catalog is not None
+        chosen = filters or RequirementFilter()
+        return _page([item for item in catalog.requirements if chosen.matches(item)], page or PageRequest())
+
+    @operation(
+        FRAMEWORK_READ, Route("GET", _REQUIREMENTS + "/{requirement_id}", "Read one requirement"), result=Requirement
+    )
+    def requirement(self, actor: Actor, framework_id: str, requirement_id: str) -> Requirement:
+        catalog = self.catalogue.catalog(self._source(framework_id).id)
+        assert catalog is not None
+        found = next((item for item in catalog.requirements if item.id == requirement_id), None)
+        if found is None:
+            raise NotFound.resource("requirement", requirement_id)
+        return found
+
+    def _source(self, framework_id: str) -> FrameworkSource:
+        source = self.catalogue.source(framework_id)
+        if source is None or self.catalogue.catalog(framework_id) is None:
+            raise NotFound.resource("framework", framework_id)
+        return source
+
+    def _framework(self, source: FrameworkSource) -> Framework:
+        catalog = self.catalogue.catalog(source.id)
+        assert catalog is not None
+        return Framework(
+            id=source.id,
+            name=source.name,
+            version=source.version,
+            title=catalog.title,
+            publisher=source.publisher,
+            source_url=source.repository,
+            source_commit=source.commit,
+            last_modified=catalog.last_modified,
+            baselines=tuple(name for name, _ in source.baselines),
+            groups=catalog.groups,
+            requirement_count=len(catalog.requirements),
+        )
+
+
+_Item = TypeVar("_Item", Framework, Requirement)
+
+
+def _page(items: Sequence[_Item], request: PageRequest) -> Page[_Item]:
+    """A page of an in-memory list in the catalogue's order; a cursor walk continues after the
+    id it last served (a cursor naming no item of the list is refused)."""
+    if not request.walk:
+        start = (request.page - 1) * request.per_page
+        return Page(
+            items=tuple(items[start : start + request.per_page]),
+            total=len(items),
+            page=request.page,
+            per_page=request.per_page,
+            request=request,
+        )
+    start = 0
+    if request.after is not None:
+        ids = [item.id for item in items]
+        if request.after.id not in ids:
+            raise ValidationError.field("cursor", request.after.id, "names no item of this list")
+        start = ids.index(request.after.id) + 1
+    chosen = tuple(items[start : start + request.per_page])
+    following = None
+    if chosen and len(chosen) == request.per_page:
+        anchor = request.after.created_at if request.after is not None else _EPOCH
+        following = Position(anchor, chosen[-1].id, start + len(chosen))
+    return Page(
+        items=chosen,
+        total=len(items),
+        page=request.page,
+        per_page=request.per_page,
+        walk=True,
+        after=request.after,
+        next_after=following,
+        request=request,
+    )
+
+
+AREA = Area(
+    name="frameworks",
+    tag="SOA",
+    service=lambda context: FrameworkService(FrameworkCatalogue(context.settings.get("frameworks") or Frameworks())),
+    api=FrameworkService,
+    actions=(FRAMEWORK_READ,),
+)
