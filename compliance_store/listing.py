@@ -253,9 +253,9 @@ class PagedQuery(Generic[M]):
                 terms.append(f"{quote(name)} = {m}")
                 params.append(value if encode is None else encode(value))
         if page.q is not None:
-            needle = fold(page.q)
+            contains, needle = self.contains(fold(page.q))
             terms.append(
-                "(" + " OR ".join(self.CONTAINS.format(column=quote(name), mark=m) for name in listing.searchable) + ")"
+                "(" + " OR ".join(contains.format(column=quote(name), mark=m) for name in listing.searchable) + ")"
             )
             params.extend([needle] * len(listing.searchable))
         if listing.ranged is not None:
@@ -295,6 +295,11 @@ class PagedQuery(Generic[M]):
         params.extend((page.per_page, offset))
         sql = f"{self.mapper.select_sql} WHERE {where} {order} LIMIT {m} OFFSET {m}"
         return self.mapper.page(db.execute(sql, params)), total
+
+    def contains(self, needle: str) -> tuple[str, Any]:
+        """The term of ``q`` on one searchable column (``{column}``, ``{mark}``) and its
+        parameter, for the folded ``needle``."""
+        return self.CONTAINS, needle
 
     def _encode(self, name: str, value: Any) -> Any:
         encode = self.mapper.codecs[name][0]

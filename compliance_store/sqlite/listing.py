@@ -1,18 +1,30 @@
 """SQLite's page queries: the shared ``compliance_store.listing.PagedQuery`` with SQLite's name for
 the block counts' partition column (``list_facet_blocks.archived``, as migration 0012 made it), and
-``q`` through the ``fold`` function every connection of the store has (``register_fold``: core's
-``fold``, since SQLite's own ``lower`` folds ASCII letters only)."""
+``q`` as a ``GLOB`` pattern run in C.
+
+Core's ``fold`` lowercases one character at a time, each to one character, so the folded text
+contains the folded ``q`` exactly when, at some place, each character of the text is one that
+folds to the ``q`` character at that place: the pattern ``*[Łł][Óó][Dd][Źź]*`` for ``łódź``, each
+set the characters folding to one character of ``q`` (``folding_to``, read once from Python's own
+case mappings). SQLite's ``lower`` folds ASCII letters only and calling ``fold`` per row costs a
+Python call per column and row (about 60 ms for 10,000 vendors); the pattern gives the same rows
+for the price of SQLite's ``GLOB``. A ``q`` with a character GLOB reads otherwise (U+FFFD to
+U+FFFF, which SQLite reads alike) still calls the ``fold`` function every connection has
+(``register_fold``).
+"""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 from compliance_core.kernel.pages import fold
 
 from .. import listing
 
-__all__ = ["PagedQuery", "register_fold"]
+__all__ = ["PagedQuery", "register_fold", "glob_pattern", "folding_to"]
 
 M = TypeVar("M")
 
@@ -20,6 +32,57 @@ M = TypeVar("M")
 class PagedQuery(listing.PagedQuery[M]):
     COUNTER_COLUMN: ClassVar[str] = "archived"
     CONTAINS: ClassVar[str] = "instr(fold({column}), {mark}) > 0"
+
+    def contains(self, needle: str) -> tuple[str, Any]:
+        pattern = glob_pattern(needle)
+        if pattern is None:
+            return self.CONTAINS, needle
+        return "{column} GLOB {mark}", pattern
+
+
+LAST_CASED = 0x1F000
+"""Above every code point Python lowercases to another (the last is U+1E921, Adlam; a unit test
+checks the whole range)."""
+
+_GLOB_UNREADABLE = frozenset("\ufffd\ufffe\uffff")
+"""Characters SQLite's UTF-8 reader turns into U+FFFD: a pattern with one would match the others."""
+
+
+@functools.cache
+def folding_to() -> Mapping[str, str]:
+    """Each character that another folds to (``fold``), with every character folding to it,
+    itself included when it folds to itself. Read once per process from Python's lowercase
+    mappings, in C (one ``lower`` of all cased code points joined by NUL, which lowers to itself)."""
+    chars = [chr(code) for code in range(1, LAST_CASED)]
+    lowered = "\0".join(chars).lower().split("\0")
+    sources: dict[str, list[str]] = {}
+    for char, lower in zip(chars, lowered, strict=True):
+        if char != lower:
+            sources.setdefault(lower[:1], []).append(char)
+    return {
+        target: "".join(sorted({*found, *([target] if fold(target) == target else [])}))
+        for target, found in sources.items()
+    }
+
+
+def glob_pattern(needle: str) -> str | None:
+    """The GLOB pattern matching a text whose ``fold`` contains ``needle`` (itself folded); None
+    for a needle GLOB cannot spell exactly (see ``_GLOB_UNREADABLE``) or no folded text holds."""
+    if not needle or any(char in _GLOB_UNREADABLE or char == "\0" for char in needle):
+        return None
+    sources = folding_to()
+    parts = ["*"]
+    for char in needle:
+        found = sources.get(char)
+        if found is None:
+            if fold(char) != char:  # no folded needle holds it (nothing folds to it)
+                return None
+            parts.append(f"[{char}]" if char in "*?[" else char)
+        else:
+            # in a set, "]" reads as itself first only and "^" negates first; none of them is cased
+            parts.append("[" + "".join(sorted(found, key=lambda c: (c != "]", c == "^"))) + "]")
+    parts.append("*")
+    return "".join(parts)
 
 
 def _fold(value: Any) -> Any:
