@@ -26,6 +26,7 @@ from compliance_core.areas import AREAS
 from compliance_core.areas.api_keys import API_KEYS, DailyUsage, NewApiKey
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingPatch, NewFinding
+from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
@@ -232,6 +233,10 @@ RATED_RISK = {"likelihood": "likely", "impact": 4, "residual_likelihood": 2, "re
 """Ratings in full: the seed fills a database of the last release too, which had no unrated ones."""
 
 
+LOGO = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGPgqokCAAF0AOHsk8xnAAAAAElFTkSuQmCC"
+"""A PNG of one pixel."""
+
+
 def seed(store: Store) -> Seeded:
     """An instance with something in every table, written through the platform."""
     clock = FrozenClock()
@@ -261,6 +266,7 @@ def seed(store: Store) -> Seeded:
     finding = platform.findings.create(owner, NewFinding(title="MFA", severity="high"))
     platform.findings.update(owner, finding.id, FindingPatch(severity="critical"))
     platform.finding_templates.create(owner, NewFindingTemplate(category="iso", title="Access control"))
+    platform.organization_logos.upload(owner, LogoUpload(content=LOGO))
     webhook = platform.webhooks.create(owner, NewWebhook(url="https://93.184.215.14/hook", events=["*"])).webhook
     platform.webhooks.ping(owner, webhook.id)
     platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=["ctl_1"]))
@@ -299,6 +305,7 @@ def _answers(store: Store, seeded: Seeded) -> dict[str, Any]:
             platform.organizations.get(platform.actor(o)) for o in (seeded.organization_id, seeded.other_id)
         ],
         "usage": [platform.api_keys.usage(owner, key.id) for key in platform.api_keys.list(owner).items],
+        "logo": b"".join(platform.organization_logos.image(owner).chunks),
     }
 
 
