@@ -248,7 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the /v1 API from several waitress processes sharing one socket. On an empty "
         f'database, first create "{DEFAULT_ORGANIZATION}" and print its Owner API key once. Webhooks '
         "go to public https URLs only; set COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1 in its environment to allow "
-        "plain http and private or loopback targets (development: a receiver on this machine).",
+        "plain http and private or loopback targets (development: a receiver on this machine). Set "
+        "COMPLIANCE_FRAMEWORKS_DIR to the directory holding NIST's OSCAL files to serve the framework "
+        "catalogue (docs/frameworks.md).",
     )
     _add_db(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")

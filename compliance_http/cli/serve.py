@@ -18,7 +18,7 @@ from ..cors import cors_origins
 from ..server import ServerError, serve_platform
 from .keys import ROLES
 from .output import passwords, report_error
-from .stores import shown_db, store_url, webhook_settings
+from .stores import serve_settings, shown_db, store_url
 
 __all__ = ["DEFAULT_ORGANIZATION", "first_run_banner", "program", "serve"]
 
@@ -122,7 +122,7 @@ def serve(args: argparse.Namespace) -> int:
             on_ready=ready,
             access_log=not args.quiet,
             deliver=not args.no_deliver,
-            settings=webhook_settings(),
+            settings=serve_settings(),
             cors_origins=origins,
         )
     except ServerError as error:

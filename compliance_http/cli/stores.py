@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from compliance_core import Platform, ValidationError
+from compliance_core.areas.frameworks import Frameworks
 from compliance_core.areas.webhooks import WebhookPolicy
 
-__all__ = ["DEFAULT_DB", "SQLITE", "open_platform", "shown_db", "store_url", "webhook_settings"]
+__all__ = ["DEFAULT_DB", "SQLITE", "open_platform", "serve_settings", "shown_db", "store_url", "webhook_settings"]
 
 DEFAULT_DB = "compliance.db"
 SQLITE = "sqlite:///"
@@ -36,6 +37,18 @@ def webhook_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     addresses over plain http (development and tests; the metadata address stays refused)."""
     environ = os.environ if environ is None else environ
     return {"webhooks": WebhookPolicy(allow_private=environ.get("COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS") == "1")}
+
+
+def serve_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What ``serve`` reads from the environment: the webhook settings, and
+    ``COMPLIANCE_FRAMEWORKS_DIR``, the directory holding the framework catalogue's published
+    OSCAL files (docs/frameworks.md); without it the catalogue lists no framework."""
+    environ = os.environ if environ is None else environ
+    settings = webhook_settings(environ)
+    directory = environ.get("COMPLIANCE_FRAMEWORKS_DIR")
+    if directory:
+        settings["frameworks"] = Frameworks(directory=Path(directory).expanduser())
+    return settings
 
 
 def open_platform(db: str | None, *, create: bool = False, settings: Mapping[str, Any] | None = None) -> Platform:

@@ -38,3 +38,7 @@ def test_serve_help_documents_the_setting_for_private_webhook_targets(capsys) ->
 
 def test_the_worker_which_also_delivers_names_it_too(capsys) -> None:
     assert "COMPLIANCE_ALLOW_PRIVATE_WEBHOOKS=1" in help_of(capsys, "worker")
+
+
+def test_serve_help_names_the_framework_catalogue_directory(capsys) -> None:
+    assert "COMPLIANCE_FRAMEWORKS_DIR" in help_of(capsys, "serve")

@@ -10,7 +10,9 @@ import pytest
 from oscal_examples import example_frameworks
 
 from compliance_core import FrozenClock, Platform, Role, SequentialIds
+from compliance_core.areas.frameworks import Frameworks
 from compliance_http.app import create_app
+from compliance_http.cli.stores import serve_settings
 from http_support import Api, issue_key
 
 
@@ -63,3 +65,10 @@ def test_a_cursor_walk_and_unknown_ids(contractor: Api) -> None:
     assert seen == ["ex-1", "ex-1.1", "ex-2", "GV.OC", "GV.OC-01"]
     assert contractor.get("/v1/frameworks/nist-sp-800-53-rev5").status_code == 404
     assert contractor.get("/v1/frameworks/example/requirements/ex-9").json["error"]["code"] == "not_found"
+
+
+def test_serve_reads_the_catalogue_directory_from_the_environment(tmp_path: Path) -> None:
+    settings = serve_settings({"COMPLIANCE_FRAMEWORKS_DIR": str(tmp_path)})
+    assert settings["frameworks"] == Frameworks(directory=tmp_path)
+    assert "webhooks" in settings
+    assert "frameworks" not in serve_settings({})

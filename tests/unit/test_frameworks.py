@@ -4,6 +4,7 @@ their checksums match, lists paged in memory like stored ones."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,13 @@ from oscal_examples import HERE, example_frameworks, example_source
 
 from compliance_core import Platform
 from compliance_core.areas.frameworks import RequirementFilter
-from compliance_core.areas.frameworks.catalogue import NIST_SOURCES, FrameworkCatalogue, Frameworks, git_blob_id
+from compliance_core.areas.frameworks.catalogue import (
+    NIST_SOURCES,
+    DirectoryDocuments,
+    FrameworkCatalogue,
+    Frameworks,
+    git_blob_id,
+)
 from compliance_core.areas.frameworks.oscal import profile_ids, read_catalog
 from compliance_core.kernel.errors import NotFound, ValidationError
 from compliance_core.kernel.pages import PageRequest
@@ -97,3 +104,29 @@ def test_unknown_ids_are_404(platform: Platform) -> None:
         platform.frameworks.get(ACTOR, "nist-sp-800-53-rev5")  # declared, but its files are not installed
     with pytest.raises(NotFound):
         platform.frameworks.requirement(ACTOR, "example", "ex-9")
+
+
+NIST_DIRECTORY = os.environ.get("COMPLIANCE_NIST_OSCAL_DIR")
+
+
+@pytest.mark.skipif(not NIST_DIRECTORY, reason="set COMPLIANCE_NIST_OSCAL_DIR to NIST's OSCAL files to check them")
+def test_nists_published_files_match_the_catalogue() -> None:
+    """Run against a directory holding NIST's files (by repository path or by name): each file
+    there must match the checksums the catalogue records, and with all of SP 800-53's files the
+    catalogue reads its 20 families and the baselines' selections (149, 287 and 370 ids)."""
+    assert NIST_DIRECTORY is not None
+    documents = DirectoryDocuments(Path(NIST_DIRECTORY))
+    (rev5,) = NIST_SOURCES
+    present = {published.path: documents.read(published.path) for published in rev5.files()}
+    assert any(data is not None for data in present.values())
+    for published in rev5.files():
+        data = present[published.path]
+        assert data is None or published.matches(data), published.path
+    for (name, published), expected in zip(rev5.baselines, (149, 287, 370), strict=True):
+        data = present[published.path]
+        assert data is None or len(profile_ids(json.loads(data))) == expected, name
+    if all(data is not None for data in present.values()):
+        catalog = FrameworkCatalogue(Frameworks(directory=NIST_DIRECTORY)).catalog(rev5.id)
+        assert catalog is not None and len(catalog.groups) == 20
+        for name, expected in zip(("low", "moderate", "high"), (149, 287, 370), strict=True):
+            assert sum(name in item.baselines for item in catalog.requirements) == expected
