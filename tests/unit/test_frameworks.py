@@ -3,6 +3,7 @@ their checksums match, lists paged in memory like stored ones."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -22,10 +23,11 @@ from compliance_core.areas.frameworks.catalogue import (
 )
 from compliance_core.areas.frameworks.oscal import profile_ids, read_catalog
 from compliance_core.kernel.errors import NotFound, ValidationError
-from compliance_core.kernel.pages import PageRequest
+from compliance_core.kernel.pages import PageRequest, Position
 from compliance_core.kernel.permissions import Actor, Role
 
 ACTOR = Actor(organization_id="org_1", role=Role.CONTRACTOR)
+FAR_PAST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +99,10 @@ def test_a_cursor_walk_reads_every_requirement_once(platform: Platform) -> None:
         seen += [item.id for item in page.items]
         request = page.next_request
     assert seen == ["ex-1", "ex-1.1", "ex-2", "GV.OC", "GV.OC-01"]
+    foreign = Position(dt.datetime(2026, 1, 1, tzinfo=dt.UTC), "ex-1", 1)  # a stored list's row time
+    for after in (foreign, Position(FAR_PAST, "ex-9", 1)):
+        with pytest.raises(ValidationError):
+            platform.frameworks.requirements(ACTOR, "example", None, PageRequest.walking(2, after))
 
 
 def test_unknown_ids_are_404(platform: Platform) -> None:

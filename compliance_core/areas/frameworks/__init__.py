@@ -157,14 +157,18 @@ def _page(items: Sequence[_Item], request: PageRequest) -> Page[_Item]:
     start = 0
     if request.after is not None:
         ids = [item.id for item in items]
-        if request.after.id not in ids:
-            raise ValidationError.field("cursor", request.after.id, "names no item of this list")
+        if request.after.id not in ids or request.after.created_at != _EPOCH:
+            raise ValidationError.field(
+                "cursor",
+                request.after.id,
+                "names no item of this list (forged, altered, or from another list: start the walk again "
+                "with an empty cursor)",
+            )
         start = ids.index(request.after.id) + 1
     chosen = tuple(items[start : start + request.per_page])
     following = None
     if chosen and len(chosen) == request.per_page:
-        anchor = request.after.created_at if request.after is not None else _EPOCH
-        following = Position(anchor, chosen[-1].id, start + len(chosen))
+        following = Position(_EPOCH, chosen[-1].id, start + len(chosen))
     return Page(
         items=chosen,
         total=len(items),
