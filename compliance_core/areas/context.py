@@ -2,7 +2,8 @@
 team work?" "Fully remote."), which the SoA and the assistant read instead of asking again.
 
 Every write keeps a snapshot: who changed the context (the key or user, the person behind it,
-who issued the key), when, and each answer before and after. The snapshots are the context's
+who issued the key), when, and each answer it changed: as it is after the write, with the old
+values of what changed. The snapshots are the context's
 history: replayed oldest first from nothing they give the context as it is, so an approved SoA
 can name the snapshot it was decided on and anyone can see what the context said then.
 """
@@ -10,6 +11,7 @@ can name the snapshot it was decided on and anyone can see what the context said
 from __future__ import annotations
 
 import datetime as dt
+import enum
 from typing import Any
 
 import attrs
@@ -31,7 +33,9 @@ __all__ = [
     "NewContextEntry",
     "ContextEntryPatch",
     "ContextAnswer",
+    "ChangeKind",
     "ContextChange",
+    "ContextPrevious",
     "ContextSnapshot",
     "ContextService",
     "CONTEXT",
@@ -121,21 +125,40 @@ class ContextEntryPatch(Patch):
 
 @attrs.frozen(kw_only=True)
 class ContextAnswer:
-    """An answer's content as a snapshot keeps it."""
+    """An answer's content, without its bookkeeping: what ``replay`` gives per answer id."""
 
     question: str
     answer: str
     tags: tuple[str, ...] = ()
 
 
+class ChangeKind(enum.StrEnum):
+    ADDED = "added"
+    CHANGED = "changed"
+    REMOVED = "removed"
+
+
+@attrs.frozen(kw_only=True)
+class ContextPrevious:
+    """The old values of what a change changed; null where the field did not change."""
+
+    question: str | None = None
+    answer: str | None = None
+    tags: tuple[str, ...] | None = None
+
+
 @attrs.frozen(kw_only=True)
 class ContextChange:
-    """One answer a write changed: ``before`` is null for an added answer, ``after`` for a
-    removed one."""
+    """One answer a write changed: its content after the write (as it was, for a removed one)
+    and, for a changed one, ``previous``: the old values of the fields that changed, so a
+    snapshot shows the answer before and after without reading any other."""
 
     context_id: str
-    before: ContextAnswer | None = None
-    after: ContextAnswer | None = None
+    kind: ChangeKind
+    question: str
+    answer: str
+    tags: tuple[str, ...] = ()
+    previous: ContextPrevious = ContextPrevious()
 
 
 @attrs.frozen(kw_only=True)
@@ -208,8 +231,15 @@ class ContextEntryDeleted(Event):
     type = "context_entry.deleted"
 
 
-def _content(entry: ContextEntry | None) -> ContextAnswer | None:
-    return None if entry is None else ContextAnswer(question=entry.question, answer=entry.answer, tags=entry.tags)
+def _change(kind: ChangeKind, entry: ContextEntry, previous: dict[str, Any] | None = None) -> ContextChange:
+    return ContextChange(
+        context_id=entry.id,
+        kind=kind,
+        question=entry.question,
+        answer=entry.answer,
+        tags=entry.tags,
+        previous=ContextPrevious(**(previous or {})),
+    )
 
 
 def replay(snapshots: list[ContextSnapshot]) -> dict[str, ContextAnswer]:
@@ -217,10 +247,12 @@ def replay(snapshots: list[ContextSnapshot]) -> dict[str, ContextAnswer]:
     state: dict[str, ContextAnswer] = {}
     for snapshot in sorted(snapshots, key=lambda s: (s.created_at, s.id)):
         for change in snapshot.changes:
-            if change.after is None:
+            if change.kind is ChangeKind.REMOVED:
                 state.pop(change.context_id, None)
             else:
-                state[change.context_id] = change.after
+                state[change.context_id] = ContextAnswer(
+                    question=change.question, answer=change.answer, tags=change.tags
+                )
     return state
 
 
@@ -260,7 +292,7 @@ class ContextService:
             )
             tx[CONTEXT].add(entry)
             tx.record(ContextEntryCreated(organization_id=actor.organization_id, subject=entry))
-            self._snapshot(tx, actor, now, ContextChange(context_id=entry.id, after=_content(entry)))
+            self._snapshot(tx, actor, now, _change(ChangeKind.ADDED, entry))
             return entry
 
         with self.uow.write(actor) as tx:
@@ -287,7 +319,7 @@ class ContextService:
             updated = attrs.evolve(current, **changes, updated_at=now)
             tx[CONTEXT].update(updated)
             tx.record(ContextEntryUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
-            change = ContextChange(context_id=context_id, before=_content(current), after=_content(updated))
+            change = _change(ChangeKind.CHANGED, updated, previous)
             self._snapshot(tx, actor, now, change)
         return updated
 
@@ -299,7 +331,7 @@ class ContextService:
             current = fetch(tx, CONTEXT, actor.organization_id, context_id)
             tx[CONTEXT].delete(actor.organization_id, context_id)
             tx.record(ContextEntryDeleted(organization_id=actor.organization_id, subject=current))
-            change = ContextChange(context_id=context_id, before=_content(current))
+            change = _change(ChangeKind.REMOVED, current)
             self._snapshot(tx, actor, self.uow.clock.now(), change)
 
     @operation(

@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 
 from compliance_core import Forbidden, FrozenClock, NotFound, Platform, Role, SequentialIds, ValidationError
 from compliance_core.areas.context import (
+    ChangeKind,
     ContextAnswer,
     ContextEntryPatch,
     ContextEntryUpdated,
+    ContextPrevious,
     NewContextEntry,
     replay,
 )
@@ -34,11 +36,13 @@ def test_each_write_keeps_a_snapshot_of_what_it_changed_newest_first(platform, o
 
     snapshots = platform.context.snapshots(owner).items
     removed, changed, added = snapshots
-    before = ContextAnswer(question=REMOTE.question, answer="Fully remote.", tags=("people", "ops"))
-    after = ContextAnswer(question=REMOTE.question, answer="Remote, with an office.", tags=("people", "ops"))
-    assert [(c.context_id, c.before, c.after) for c in added.changes] == [(entry.id, None, before)]
-    assert [(c.before, c.after) for c in changed.changes] == [(before, after)]
-    assert [(c.before, c.after) for c in removed.changes] == [(after, None)]
+    assert [(c.context_id, c.kind, c.answer, c.tags, c.previous) for c in added.changes] == [
+        (entry.id, ChangeKind.ADDED, "Fully remote.", ("people", "ops"), ContextPrevious())
+    ]
+    assert [(c.kind, c.answer, c.previous) for c in changed.changes] == [
+        (ChangeKind.CHANGED, "Remote, with an office.", ContextPrevious(answer="Fully remote."))
+    ]
+    assert [(c.kind, c.answer) for c in removed.changes] == [(ChangeKind.REMOVED, "Remote, with an office.")]
     assert [s.answers for s in snapshots] == [0, 1, 1]
     assert added.changed_by == owner.principal and added.created_at < changed.created_at
     assert platform.context.snapshot(owner, changed.id) == changed
