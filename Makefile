@@ -64,15 +64,16 @@ test: setup
 	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder)
 	$(summary)
 
-# Between edits: the same lint, format and type checks, and the suites that need no server
-# process (tests not marked slow) on the memory and SQLite stores.
+# Between edits: the same lint, format and type checks (mypy is incremental: seconds after its
+# first run), and the tests that start no server (not marked slow) on the memory store only;
+# `make test` runs everything on every store.
 CHECK_TESTS ?= tests
 check: setup
 	@rm -f $(PHASES)
 	$(call phase,lint,$(BIN)/ruff check .)
 	$(call phase,format,$(BIN)/ruff format --check .)
 	$(call phase,mypy,$(BIN)/mypy)
-	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder -m 'not slow' -k 'not postgresql' $(CHECK_TESTS))
+	$(call phase,tests,$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder -m 'not slow' -k 'not sqlite and not postgresql' $(CHECK_TESTS))
 	$(summary)
 
 lint: setup

@@ -126,7 +126,7 @@ def test_a_failing_phase_fails_make_test_after_every_phase_ran(checkout: Checkou
 def test_make_check_runs_the_fast_subset(checkout: Checkout) -> None:
     log = checkout.make("check")
     assert log[-4:-1] == ["ruff check .", "ruff format --check .", "mypy"]
-    assert log[-1].startswith("python -m pytest ") and "-m not slow" in log[-1] and "-k not postgresql" in log[-1]
+    assert log[-1].startswith("python -m pytest ") and "-m not slow" in log[-1] and "-k not sqlite and not postgresql" in log[-1]
 
 
 def test_make_test_then_make_serve_installs_nothing_more(checkout: Checkout) -> None:
