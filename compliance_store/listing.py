@@ -124,6 +124,7 @@ class PagedQuery(Generic[M]):
             for name in hints
             if (kind := without_none(hints[name])) is str or (isinstance(kind, type) and issubclass(kind, enum.Enum))
         )
+        self._nullable = frozenset(name for name in hints if without_none(hints[name]) is not hints[name])
         self.placements = Placements(self.PLACEMENT_BYTES)
         self._newest_first = newest_first
         self._order = "created_at DESC, id DESC" if newest_first else "created_at, id"
@@ -191,15 +192,10 @@ class PagedQuery(Generic[M]):
             counts walks its OFFSET)
         """
         if page.searched:
+            if total is None and self.listing.keeps_rows(page):
+                total = self._plain_total(db, organization_id, filters, revision)
             return self._run_searched(db, organization_id, filters, page, total)
-        params: list[Any] = [organization_id]
-        active: list[str] = []
-        for name, encode in self._filters:
-            value = getattr(filters, name)
-            if value is not None:
-                active.append(name)
-                params.append(value if encode is None else encode(value))
-        key = tuple(active)
+        key, params = self._filter_params(organization_id, filters)
         sql = self._statements.get(key) or self._statements_for(key)
         blocks = self._block_key(key, params)
         kept_as = (key, *params)
@@ -240,6 +236,34 @@ class PagedQuery(Generic[M]):
         params.extend((*start, page.per_page, skip))
         return self.mapper.page(db.execute(statement, params)), total
 
+    def _filter_params(self, organization_id: str, filters: Any) -> tuple[tuple[str, ...], list[Any]]:
+        """The filters in use (their statements' key) and the parameters of their terms."""
+        params: list[Any] = [organization_id]
+        active: list[str] = []
+        for name, encode in self._filters:
+            value = getattr(filters, name)
+            if value is not None:
+                active.append(name)
+                params.append(value if encode is None else encode(value))
+        return tuple(active), params
+
+    def _plain_total(self, db: Any, organization_id: str, filters: Any, revision: int | None) -> int:
+        """The total of the filter set as its unsorted list takes it (block sums, kept or read,
+        or a count): a page that only sorts has the same rows."""
+        key, params = self._filter_params(organization_id, filters)
+        blocks = self._block_key(key, params)
+        if blocks is None:
+            sql = self._statements.get(key) or self._statements_for(key)
+            return int(db.execute(sql.count_rows, params).fetchone()[0])
+        kept_as = (key, *params)
+        kept = None if revision is None else self.placements.get(kept_as, revision)
+        if isinstance(kept, BlockSums):
+            return kept.total
+        sums = BlockSums(db.execute(self._sums_sql, blocks))
+        if revision is not None:
+            self.placements.put(kept_as, revision, sums)
+        return sums.total
+
     def _run_searched(
         self, db: Any, organization_id: str, filters: Any, page: PageRequest, total: int | None
     ) -> tuple[Sequence[M], int]:
@@ -270,12 +294,18 @@ class PagedQuery(Generic[M]):
         where = " AND ".join(terms)
         if total is None:
             total = int(db.execute(f"SELECT count(*) FROM {self.mapper.table} WHERE {where}", params).fetchone()[0])
-        order = f"ORDER BY {column}{direction} NULLS LAST, {identifier}{direction}"
+        nullable = field in self._nullable
+        # a column without NULLs orders as its sort index does (NULLS LAST would keep
+        # PostgreSQL from reading it backwards) and seeks a cursor's row as one range of it
+        order = f"ORDER BY {column}{direction}{' NULLS LAST' if nullable else ''}, {identifier}{direction}"
         if page.walk and page.after is not None:
             after = page.after
             value = after.created_at if page.sort is None else after.key
             beyond = "<" if descending else ">"
-            if value is None:
+            if not nullable and value is not None:
+                where += f" AND ({column}, {identifier}) {beyond} ({m}, {m})"
+                params.extend((self._encode(field, value), after.id))
+            elif value is None:
                 where += f" AND {column} IS NULL AND {identifier} {beyond} {m}"
                 params.append(after.id)
             else:

@@ -152,9 +152,10 @@ def derive(
 
 
 def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
-    """A ``Records`` table's list and filter indexes, by name, with their columns (as each
+    """A ``Records`` table's list, filter and sort indexes, by name, with their columns (as each
     store's ``migrations.helpers.create_records_table_v2`` makes them: a filter index ends with
-    the other filter columns, in the filter model's field order)."""
+    the other filter columns, in the filter model's field order; a sort index
+    ``<table>_sort_<field>`` per ``Records.indexed`` field, on the scope, the field and id)."""
     declared = table.records
     if declared is None:
         return {}
@@ -164,6 +165,8 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
     for column in filters:
         others = (other for other in filters if other != column)
         indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
+    for field in declared.indexed:
+        indexes[f"{table.table}_sort_{field}"] = (*scope, field, "id")
     return indexes
 
 

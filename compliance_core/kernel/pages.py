@@ -414,6 +414,11 @@ class Listing:
                 return False
         return True
 
+    def keeps_rows(self, request: PageRequest) -> bool:
+        """Whether the list has the same rows as without ``request``'s search and range (it only
+        sorts, or ranges a list that takes none): its total is then the plain list's."""
+        return request.q is None and (self.ranged is None or (request.since is None and request.until is None))
+
     def sort_key(self, field: str, value: Any, item_id: str, descending: bool) -> tuple[Any, ...]:
         """A record's place in a sort by ``field`` (with ``reverse=descending``): rows without a
         value last, then by the value, then by id."""

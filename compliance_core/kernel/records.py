@@ -115,6 +115,11 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
         by)
     :param ranged: the date or date-time field ``from``/``to`` range over (a log's time, a due
         date); None: the list takes no range
+    :param indexed: the sortable or ranged fields the SQL stores index for large lists, each on
+        (organization, partition, field, id): a page sorted by it reads the index in order
+        instead of sorting every row, and a range on it (and its total) reads only the rows in
+        range. Each one costs every insert and update of the field one more index entry, so
+        only the fields users sort or range long lists by
     """
 
     model: type[M]
@@ -130,6 +135,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     searchable: tuple[str, ...] = ()
     sortable: tuple[str, ...] = ()
     ranged: str | None = None
+    indexed: tuple[str, ...] = ()
 
     @property
     def listing(self) -> Listing:
@@ -158,6 +164,11 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
         if unknown:
             raise ValueError(
                 f"{self.name}: searchable, sortable and ranged fields {unknown} are no fields of the model"
+            )
+        unordered = [name for name in self.indexed if name not in self.sortable and name != self.ranged]
+        if unordered or len(set(self.indexed)) != len(self.indexed):
+            raise ValueError(
+                f"{self.name}: indexed fields {list(self.indexed)} must be distinct sortable or ranged fields"
             )
 
 

@@ -3,7 +3,8 @@ generated.
 
 Only what a migration can do without losing anything is generated: a new ``Records`` table, a
 column added (nullable, or with a default for the rows already there), filter indexes made again
-for a new filter list, and block counts narrowed or recounted for new facets. A dropped column or
+for a new filter list, sort indexes made or dropped for the fields declared ``indexed``, and block
+counts narrowed or recounted for new facets. A dropped column or
 table, a changed type, nullability or partition, or a missing kernel table is refused, each named:
 those lose data or need a decision about rows already there, so they are written by hand, as
 Django's makemigrations asks before it drops anything.
@@ -18,7 +19,7 @@ import attrs
 from .expected import Column, DeclaredTable
 from .introspect import FoundTable
 
-__all__ = ["NewTable", "AddColumn", "Reindex", "Recount", "Change", "Refused", "changes"]
+__all__ = ["NewTable", "AddColumn", "Reindex", "SortIndexes", "Recount", "Change", "Refused", "changes"]
 
 
 @attrs.frozen
@@ -43,6 +44,18 @@ class Reindex:
 
 
 @attrs.frozen
+class SortIndexes:
+    """Sort indexes (``<table>_sort_<field>``) dropped and made for the fields declared
+    ``indexed`` now. ``collated``: the text fields among those made, which PostgreSQL indexes
+    with ``COLLATE "C"`` (the code point order the sorted pages ask for)."""
+
+    table: str
+    drop: tuple[str, ...]
+    create: dict[str, tuple[str, ...]]
+    collated: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class Recount:
     """New facets or pairs to count. ``narrow``: every kept key is counted already, so the
     counts stay and only the others are dropped (``keep_facets``, no scan); otherwise the
@@ -55,7 +68,7 @@ class Recount:
     narrow: bool
 
 
-Change = NewTable | AddColumn | Reindex | Recount
+Change = NewTable | AddColumn | Reindex | SortIndexes | Recount
 
 
 class Refused(Exception):
@@ -78,12 +91,14 @@ def changes(declared: Iterable[DeclaredTable], found: Mapping[str, FoundTable], 
         if there is None:
             if table.records:
                 made.append(NewTable(table))
+                made += _sort_indexes(table, {})
             else:
                 problems.append(f"kernel table {table.name} does not exist: write its migration by hand")
             continue
         made += _columns(table, there, dialect, problems)
         if table.records:
             made += _indexes(table, there, problems)
+            made += _sort_indexes(table, there.indexes)
             made += _counts(table, there, problems)
     names = {table.name for table in declared}
     for name, there in sorted(found.items()):
@@ -91,7 +106,7 @@ def changes(declared: Iterable[DeclaredTable], found: Mapping[str, FoundTable], 
             problems.append(f"table {name} is in the database but no area declares it: drop it by hand")
     if problems:
         raise Refused(problems)
-    order = (NewTable, AddColumn, Reindex, Recount)
+    order = (NewTable, AddColumn, Reindex, SortIndexes, Recount)
     return sorted(made, key=lambda change: order.index(type(change)))
 
 
@@ -142,6 +157,19 @@ def _indexes(table: DeclaredTable, there: FoundTable, problems: list[str]) -> li
     drop = tuple(name for name, columns in present.items() if wanted.get(name) != columns)
     create = {name: columns for name, columns in wanted.items() if present.get(name) != columns}
     return [Reindex(table.name, tuple(sorted(drop)), create)]
+
+
+def _sort_indexes(table: DeclaredTable, found: Mapping[str, tuple[str, ...]]) -> list[Change]:
+    prefix = f"{table.name}_sort_"
+    present = {name: columns for name, columns in found.items() if name.startswith(prefix)}
+    wanted = {name: columns for name, columns in table.indexes.items() if name.startswith(prefix)}
+    if present == wanted:
+        return []
+    drop = tuple(sorted(name for name, columns in present.items() if wanted.get(name) != columns))
+    create = {name: columns for name, columns in wanted.items() if present.get(name) != columns}
+    texts = {column.name for column in table.columns if column.kind == "text"} - {"id", "organization_id"}
+    collated = tuple(sorted({name[len(prefix) :] for name in create} & texts))
+    return [SortIndexes(table.name, drop, create, collated)]
 
 
 def _counts(table: DeclaredTable, there: FoundTable, problems: list[str]) -> list[Change]:

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .diff import AddColumn, Change, NewTable, Recount, Reindex
-from .expected import SQLITE
+from .diff import AddColumn, Change, NewTable, Recount, Reindex, SortIndexes
+from .expected import POSTGRES, SQLITE
 
 __all__ = ["write_migration", "render", "next_number", "register", "MIGRATION_NAME"]
 
@@ -93,6 +93,8 @@ def _summary(change: Change) -> str:
         return f"column ``{change.table}.{change.column.name}``"
     if isinstance(change, Reindex):
         return f"filter indexes of ``{change.table}`` for its filters as declared now"
+    if isinstance(change, SortIndexes):
+        return f"sort indexes of ``{change.table}`` for its indexed fields as declared now"
     facets = ", ".join(change.facets) or "none"
     return f"block counts of ``{change.table}`` for the facets declared now ({facets})"
 
@@ -123,6 +125,17 @@ def _lines(change: Change, dialect: str, handle: str) -> list[str]:
         lines = [line for name in change.drop for line in _execute(handle, f"DROP INDEX {_quote(name)}")]
         for name, indexed in change.create.items():
             listed = ", ".join(_quote(column) for column in indexed)
+            lines += _execute(handle, f"CREATE INDEX {_quote(name)}\\n    ON {_quote(change.table)} ({listed})")
+        return lines
+    if isinstance(change, SortIndexes):
+        lines = [line for name in change.drop for line in _execute(handle, f"DROP INDEX {_quote(name)}")]
+        for name, indexed in change.create.items():
+            field = name[len(f"{change.table}_sort_") :]
+            listed = ", ".join(
+                _quote(column)
+                + (' COLLATE "C"' if dialect == POSTGRES and column == field and field in change.collated else "")
+                for column in indexed
+            )
             lines += _execute(handle, f"CREATE INDEX {_quote(name)}\\n    ON {_quote(change.table)} ({listed})")
         return lines
     helper = "keep_facets" if change.narrow else "recount_blocks_v2"

@@ -27,7 +27,7 @@ from compliance_store import postgres, sqlite
 from compliance_store.postgres import migrations as postgres_migrations
 from compliance_store.schema import Column, Refused, changes, declared_tables, write_migration
 from compliance_store.schema import __main__ as command
-from compliance_store.schema.diff import AddColumn, NewTable, Recount, Reindex
+from compliance_store.schema.diff import AddColumn, NewTable, Recount, Reindex, SortIndexes
 from compliance_store.schema.expected import POSTGRES, SQLITE
 from compliance_store.schema.introspect import FoundTable
 from compliance_store.schema.scratch import postgres_schema, sqlite_schema
@@ -70,6 +70,8 @@ COLOURED = Records(
     facet_pairs=(("kind", "order"),),
 )
 WITH_COLOURED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(COLOURED,)))
+SORTED = attrs.evolve(COLOURED, sortable=("colour", "weight"), indexed=("colour",))
+WITH_SORTED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SORTED,)))
 
 PACKAGES = {SQLITE: sqlite_migrations, POSTGRES: postgres_migrations}
 
@@ -192,6 +194,35 @@ def test_adding_a_column_a_filter_and_a_facet_is_generated_and_applies(
     assert f'("{names[0]}", m{names[0]}.apply),\n    ("{names[1]}", m{names[1]}.apply),\n)' in listed
     assert f"    m{names[0]},\n    m{names[1]},\n)" in listed
     assert int(names[0][:4]) == int(package.MIGRATIONS[-1][0][:4]) + 1
+
+
+def test_a_field_declared_indexed_gets_a_sort_index_and_loses_it_undeclared(
+    dialect: str, schema_of: Any, tmp_path: pathlib.Path
+) -> None:
+    """PostgreSQL's index of a text field orders by code point (``COLLATE "C"``), as the sorted
+    pages ask, or no page could read it in order."""
+    package = PACKAGES[dialect]
+    directory = tmp_path / dialect
+    directory.mkdir()
+    shutil.copy(pathlib.Path(package.__file__).parent / "__init__.py", directory / "__init__.py")
+    steps = list(package.MIGRATIONS)
+    for areas, name in ((WITH_GADGETS, "gadgets"), (WITH_COLOURED, "gadget_colours")):
+        path = write_migration(directory, name, changes(declared_tables(areas), schema_of(steps), dialect), dialect)
+        steps.append((path.stem[1:], _load(path, dialect).apply))
+
+    made = changes(declared_tables(WITH_SORTED), schema_of(steps), dialect)
+    columns = ("organization_id", "archived", "colour", "id")
+    assert made == [SortIndexes("gadgets", (), {"gadgets_sort_colour": columns}, ("colour",))]
+    path = write_migration(directory, "gadget_sort", made, dialect)
+    collated = '"colour" COLLATE "C"' in path.read_text()
+    assert collated == (dialect == POSTGRES)
+    steps.append((path.stem[1:], _load(path, dialect).apply))
+    assert schema_of(steps)["gadgets"].indexes["gadgets_sort_colour"] == columns
+    assert changes(declared_tables(WITH_SORTED), schema_of(steps), dialect) == []
+
+    assert changes(declared_tables(WITH_COLOURED), schema_of(steps), dialect) == [
+        SortIndexes("gadgets", ("gadgets_sort_colour",), {})
+    ]
 
 
 def test_a_store_migrated_by_the_generated_migrations_opens_and_serves_the_edited_area(

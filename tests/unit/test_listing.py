@@ -91,6 +91,21 @@ def test_a_declaration_naming_no_field_of_the_model_is_refused() -> None:
         Records("rows", model=Row, kind="row", prefix="row", sortable=("colour",))
 
 
+def test_only_sortable_or_ranged_fields_may_be_indexed() -> None:
+    assert Records(
+        "rows", model=Row, kind="row", prefix="row", sortable=("name",), ranged="due", indexed=("name", "due")
+    )
+    with pytest.raises(ValueError, match="indexed"):
+        Records("rows", model=Row, kind="row", prefix="row", sortable=("name",), indexed=("due",))
+
+
+def test_a_page_that_only_sorts_keeps_the_plain_lists_rows_and_total() -> None:
+    assert LISTING.keeps_rows(PageRequest(sort="-name"))
+    assert not LISTING.keeps_rows(PageRequest(q="acme"))
+    assert not LISTING.keeps_rows(PageRequest(since=dt.date(2027, 1, 1)))
+    assert Listing(sortable=("name",)).keeps_rows(PageRequest(until=dt.date(2027, 1, 1)))
+
+
 class _Repo:
     def __init__(self) -> None:
         self.calls: list[PageRequest] = []

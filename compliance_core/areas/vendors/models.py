@@ -335,6 +335,7 @@ VENDORS: Records[Vendor, VendorFilter] = Records(
     searchable=("name", "description", "website"),
     sortable=("name", "category", "country", "next_review_due", "last_reviewed_at", "updated_at"),
     ranged="next_review_due",
+    indexed=("name", "next_review_due"),
 )
 VENDOR_READ = Action("vendor:read", EVERYONE)
 VENDOR_CREATE = Action("vendor:create", MANAGERS)

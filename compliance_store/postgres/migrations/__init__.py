@@ -44,6 +44,7 @@ from . import (
     m0017_organization_logos,
     m0018_acknowledgement_names,
     m0019_context,
+    m0020_vendor_sort_indexes,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -70,6 +71,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0017_organization_logos", m0017_organization_logos.apply),
     ("0018_acknowledgement_names", m0018_acknowledgement_names.apply),
     ("0019_context", m0019_context.apply),
+    ("0020_vendor_sort_indexes", m0020_vendor_sort_indexes.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -36,6 +36,7 @@ from . import (
     m0019_organization_logos,
     m0020_acknowledgement_names,
     m0021_context,
+    m0022_vendor_sort_indexes,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -65,6 +66,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0019_organization_logos", m0019_organization_logos.apply),
     ("0020_acknowledgement_names", m0020_acknowledgement_names.apply),
     ("0021_context", m0021_context.apply),
+    ("0022_vendor_sort_indexes", m0022_vendor_sort_indexes.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
