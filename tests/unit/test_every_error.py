@@ -134,3 +134,12 @@ def test_the_declarations_are_what_the_property_covers() -> None:
     assert set(EXAMPLES) <= set(BODIES)
     assert len(EXAMPLES) >= 10
     assert all(isinstance(op, Operation) for area in AREAS for op in area.operations)
+
+
+def test_a_bulk_entry_with_several_bad_fields_lists_each_with_its_index(platform, owner) -> None:
+    members = [{"name": "Ada", "email": "ada@example.com"}, {"name": "", "email": "not an address", "role": "boss"}]
+    with pytest.raises(ValidationError) as raised:
+        platform.people.bulk_create(owner, members)
+    listed = [(e["index"], e["field"]) for e in raised.value.details["errors"]]
+    assert listed == [(1, "name"), (1, "email"), (1, "role")]
+    assert platform.people.list(owner).total == 0  # none was created
