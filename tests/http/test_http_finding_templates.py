@@ -1,10 +1,10 @@
-"""/v1/finding-template over HTTP: the area's own rules (the generic suites cover the rest)."""
+"""/v1/finding-templates over HTTP: the area's own rules (the generic suites cover the rest)."""
 
 from __future__ import annotations
 
 from http_support import Api, error
 
-ROOT = "/v1/finding-template"
+ROOT = "/v1/finding-templates"
 TEMPLATE = {"category": "evidence_issue", "title": "Evidence is out of date", "content": "Too old."}
 
 
