@@ -26,12 +26,24 @@ from ..kernel.permissions import EVERYONE, MANAGERS, Action, Actor
 from ..kernel.records import Filter, Records, changed, fetch
 from ..kernel.registry import Area, Route
 from ..kernel.uow import Tx, UnitOfWork
-from ..kernel.validation import UNSET, Checked, Patch, Unset, patch_field, register_schema, schema_of, text
+from ..kernel.validation import (
+    UNSET,
+    Checked,
+    Patch,
+    Unset,
+    id_list,
+    patch_field,
+    register_schema,
+    schema_of,
+    text,
+)
 
 __all__ = [
     "ContextEntry",
     "NewContextEntry",
     "ContextEntryPatch",
+    "ContextEdit",
+    "ContextUpdate",
     "ContextAnswer",
     "ChangeKind",
     "ContextChange",
@@ -45,6 +57,7 @@ __all__ = [
     "ContextEntryCreated",
     "ContextEntryUpdated",
     "ContextEntryDeleted",
+    "ContextConfirmed",
     "replay",
     "AREA",
 ]
@@ -121,6 +134,71 @@ class ContextEntryPatch(Patch):
     question: str | Unset = patch_field(_NEW.question.converter)
     answer: str | Unset = patch_field(_NEW.answer.converter)
     tags: tuple[str, ...] | Unset = patch_field(_NEW.tags.converter)
+
+
+MAX_EDITS = 100
+"""How many answers one update may add, and as many it may change and remove."""
+
+
+@attrs.frozen(kw_only=True)
+class ContextEdit:
+    """A change to one answer of an update, named by its id; a field left out stays."""
+
+    id: str = attrs.field(converter=text(64))
+    question: str | Unset = patch_field(_NEW.question.converter)
+    answer: str | Unset = patch_field(_NEW.answer.converter)
+    tags: tuple[str, ...] | Unset = patch_field(_NEW.tags.converter)
+
+    def changes(self) -> dict[str, Any]:
+        return {
+            name: getattr(self, name) for name in ("question", "answer", "tags") if getattr(self, name) is not UNSET
+        }
+
+
+def _item(model: type, where: str, item: Any) -> Any:
+    """One entry of an update's list, from its wire object (or the model itself, in-process),
+    its errors named by where it sits (``change[2].answer``)."""
+    if isinstance(item, model):
+        return item
+    if not isinstance(item, dict):
+        raise ValidationError.field(where, item, "must be an object")
+    known = {field.name for field in attrs.fields(model)}
+    for key in item:
+        if key not in known:
+            raise ValidationError.field(f"{where}.{key}", item[key], "unknown field")
+    for field in attrs.fields(model):
+        if field.default is attrs.NOTHING and field.name not in item:
+            raise ValidationError.field(f"{where}.{field.name}", None, "is required")
+    try:
+        return model(**item)
+    except ValidationError as error:
+        details = {**error.details, "field": f"{where}.{error.details['field']}"}
+        raise ValidationError(f"{details['field']}: {details['reason']}", details) from None
+
+
+def _items(model: type, wire: str) -> Checked:
+    def check(value: Any, field: attrs.Attribute[Any]) -> Any:
+        if value is None:
+            return ()
+        if not isinstance(value, (list, tuple)):
+            raise ValidationError.field(wire, value, "must be a list")
+        if len(value) > MAX_EDITS:
+            raise ValidationError.field(wire, len(value), f"at most {MAX_EDITS} entries")
+        return tuple(_item(model, f"{wire}[{index}]", item) for index, item in enumerate(value))
+
+    return register_schema(
+        Checked(check, takes_field=True),
+        {"type": "array", "maxItems": MAX_EDITS, "nullable": True, "description": "null means none", "items": model},
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ContextUpdate:
+    """Answers to add, change and remove in one write, which keeps one snapshot."""
+
+    add: tuple[NewContextEntry, ...] = attrs.field(default=(), converter=_items(NewContextEntry, "add"))
+    change: tuple[ContextEdit, ...] = attrs.field(default=(), converter=_items(ContextEdit, "change"))
+    remove: tuple[str, ...] = attrs.field(default=(), converter=id_list(MAX_EDITS))
 
 
 @attrs.frozen(kw_only=True)
@@ -231,6 +309,13 @@ class ContextEntryDeleted(Event):
     type = "context_entry.deleted"
 
 
+class ContextConfirmed(Event):
+    """An update of the context changed no answer: the context was confirmed as it stands;
+    ``data`` is the snapshot that update kept."""
+
+    type = "context.confirmed"
+
+
 def _change(kind: ChangeKind, entry: ContextEntry, previous: dict[str, Any] | None = None) -> ContextChange:
     return ContextChange(
         context_id=entry.id,
@@ -335,6 +420,74 @@ class ContextService:
             self._snapshot(tx, actor, self.uow.clock.now(), change)
 
     @operation(
+        CONTEXT_WRITE,
+        Route("PATCH", _ALL, "Add, change and remove answers in one write (keeps one snapshot, answered)"),
+        body=ContextUpdate,
+        idempotent=True,
+        result=ContextSnapshot,
+        example={"add": [{"question": "Where is customer data hosted?", "answer": "In the EU.", "tags": ["hosting"]}]},
+    )
+    def apply(self, actor: Actor, data: ContextUpdate, once: Once) -> ContextSnapshot:
+        """Every change is checked before anything is written: an id that is no answer of the
+        context, or one both changed twice or changed and removed, refuses the whole update,
+        naming where it sits (``change[1].id``, ``remove[0]``). The snapshot lists what really
+        changed (an edit to the same values changes nothing); every update keeps one, even one
+        that changes nothing, as a record that the context was confirmed as it stands."""
+        now = self.uow.clock.now()
+        organization_id = actor.organization_id
+
+        def apply() -> ContextSnapshot:
+            entries = tx[CONTEXT]
+            edited: dict[str, tuple[ContextEntry, ContextEdit]] = {}
+            for index, edit in enumerate(data.change):
+                current = entries.get(organization_id, edit.id)
+                if current is None:
+                    raise ValidationError.field(f"change[{index}].id", edit.id, "is not an answer of this context")
+                if edit.id in edited:
+                    raise ValidationError.field(f"change[{index}].id", edit.id, "is changed twice in one update")
+                edited[edit.id] = (current, edit)
+            removed = []
+            for index, context_id in enumerate(data.remove):
+                current = entries.get(organization_id, context_id)
+                if current is None:
+                    raise ValidationError.field(f"remove[{index}]", context_id, "is not an answer of this context")
+                if context_id in edited:
+                    raise ValidationError.field(f"remove[{index}]", context_id, "is also changed in this update")
+                removed.append(current)
+            changes = []
+            for new in data.add:
+                entry = ContextEntry(
+                    id=self.uow.ids.new(CONTEXT.prefix),
+                    organization_id=organization_id,
+                    question=new.question,
+                    answer=new.answer,
+                    tags=new.tags,
+                    created_at=now,
+                    updated_at=now,
+                )
+                entries.add(entry)
+                tx.record(ContextEntryCreated(organization_id=organization_id, subject=entry))
+                changes.append(_change(ChangeKind.ADDED, entry))
+            for current, edit in edited.values():
+                previous = changed(current, edit.changes())
+                if previous:
+                    updated = attrs.evolve(current, **edit.changes(), updated_at=now)
+                    entries.update(updated)
+                    tx.record(ContextEntryUpdated(organization_id=organization_id, subject=updated, previous=previous))
+                    changes.append(_change(ChangeKind.CHANGED, updated, previous))
+            for current in removed:
+                entries.delete(organization_id, current.id)
+                tx.record(ContextEntryDeleted(organization_id=organization_id, subject=current))
+                changes.append(_change(ChangeKind.REMOVED, current))
+            snapshot = self._snapshot(tx, actor, now, *changes)
+            if not changes:
+                tx.record(ContextConfirmed(organization_id=organization_id, subject=snapshot))
+            return snapshot
+
+        with self.uow.write(actor) as tx:
+            return once(tx, data, now, apply)
+
+    @operation(
         CONTEXT_READ,
         Route("GET", _SNAPSHOTS, "List the context's snapshots, newest first: who changed what, when"),
         paged=True,
@@ -353,22 +506,22 @@ class ContextService:
         with self.uow.read() as session:
             return fetch(session, CONTEXT_SNAPSHOTS, actor.organization_id, snapshot_id)
 
-    def _snapshot(self, tx: Tx, actor: Actor, now: dt.datetime, change: ContextChange) -> None:
+    def _snapshot(self, tx: Tx, actor: Actor, now: dt.datetime, *changes: ContextChange) -> ContextSnapshot:
         """Keep what this write changed, with who made it and how many answers it leaves."""
         _, answers = tx[CONTEXT].list(actor.organization_id, ContextFilter(), PageRequest(per_page=1))
-        tx[CONTEXT_SNAPSHOTS].add(
-            ContextSnapshot(
-                id=self.uow.ids.new(CONTEXT_SNAPSHOTS.prefix),
-                organization_id=actor.organization_id,
-                created_at=now,
-                changed_by=actor.principal,
-                changed_by_person_id=actor.person_id,
-                changed_by_person_name=acting_name(tx, actor),
-                key_issued_by=actor.key_issued_by,
-                changes=(change,),
-                answers=answers,
-            )
+        snapshot = ContextSnapshot(
+            id=self.uow.ids.new(CONTEXT_SNAPSHOTS.prefix),
+            organization_id=actor.organization_id,
+            created_at=now,
+            changed_by=actor.principal,
+            changed_by_person_id=actor.person_id,
+            changed_by_person_name=acting_name(tx, actor),
+            key_issued_by=actor.key_issued_by,
+            changes=changes,
+            answers=answers,
         )
+        tx[CONTEXT_SNAPSHOTS].add(snapshot)
+        return snapshot
 
 
 AREA = Area(
@@ -378,5 +531,5 @@ AREA = Area(
     api=ContextService,
     actions=(CONTEXT_READ, CONTEXT_WRITE),
     records=(CONTEXT, CONTEXT_SNAPSHOTS),
-    events=(ContextEntryCreated, ContextEntryUpdated, ContextEntryDeleted),
+    events=(ContextEntryCreated, ContextEntryUpdated, ContextEntryDeleted, ContextConfirmed),
 )

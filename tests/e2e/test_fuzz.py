@@ -68,6 +68,8 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/risks/import", "content"): "a CSV or XLSX file whose every row makes a risk (the file's rows)",
     ("POST /v1/people/import", "content"): "a CSV or XLSX file whose every row makes a person (the file's rows)",
     ("PUT /v1/organization/logo", "content"): "a whole PNG or JPEG image within the size limits (the file's bytes)",
+    ("PATCH /v1/context", "change"): "answers of the organization's context, each once and not also removed",
+    ("PATCH /v1/context", "remove"): "answers of the organization's context, none also changed",
 }
 """The rules that may refuse a request the document allows, each relating its field to another
 field, another record, the clock or the world (a JSON Schema sees one value at a time); ``page``

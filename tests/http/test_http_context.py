@@ -80,3 +80,25 @@ def test_every_operation_is_tagged_context(api: Api) -> None:
         for tag in operation.get("tags", [])
     }
     assert tags == {"Context"}
+
+
+def test_one_update_adds_changes_and_removes_and_refuses_unknown_ids(api: Api) -> None:
+    first, second = (api.post(ROOT, REMOTE).json for _ in range(2))
+    body = {
+        "add": [{"question": "Where is data hosted?", "answer": "In the EU."}],
+        "change": [{"id": first["id"], "tags": []}],
+        "remove": [second["id"]],
+    }
+    details = error(api.patch(ROOT, {**body, "remove": ["ctx_nope"]}), 400, "validation_error", "remove[0]")
+    assert details["value"] == "ctx_nope"
+    error(api.patch(ROOT, {"change": [{"id": "ctx_nope"}]}), 400, "validation_error", "change[0].id")
+    error(api.patch(ROOT, {"change": [{"answer": "x"}]}), 400, "validation_error", "change[0].id")
+    assert api.get(ROOT).json["count"] == 2
+
+    snapshot = api.patch(ROOT, body)
+    assert snapshot.status_code == 200, snapshot.text
+    assert [c["kind"] for c in snapshot.json["changes"]] == ["added", "changed", "removed"]
+    assert snapshot.json["changes"][1]["previous"]["tags"] == ["people", "ops"]
+    assert api.get(f"{ROOT}/snapshots").json["data"][0]["id"] == snapshot.json["id"]
+    assert api.get(f"{ROOT}/snapshots/{snapshot.json['id']}").json["changes"] == snapshot.json["changes"]
+    assert sorted(e["question"] for e in api.get(ROOT).json["data"]) == [REMOTE["question"], "Where is data hosted?"]

@@ -11,9 +11,11 @@ from compliance_core import Forbidden, FrozenClock, NotFound, Platform, Role, Se
 from compliance_core.areas.context import (
     ChangeKind,
     ContextAnswer,
+    ContextConfirmed,
     ContextEntryPatch,
     ContextEntryUpdated,
     ContextPrevious,
+    ContextUpdate,
     NewContextEntry,
     replay,
 )
@@ -102,26 +104,92 @@ def test_another_organizations_snapshots_are_not_found(platform, owner, other_or
         platform.context.snapshot(owner, theirs.id)
 
 
-_TEXT = st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=8)
-_STEPS = st.lists(
-    st.tuples(st.sampled_from(["add", "change", "remove"]), st.integers(0, 5), _TEXT, st.lists(_TEXT, max_size=3)),
-    max_size=12,
+def test_an_update_applies_every_change_in_one_snapshot(platform, owner) -> None:
+    kept, edited, dropped = (platform.context.create(owner, REMOTE) for _ in range(3))
+    snapshot = platform.context.apply(
+        owner,
+        ContextUpdate(
+            add=[{"question": "Where is data hosted?", "answer": "In the EU."}],
+            change=[{"id": edited.id, "tags": ["ops"]}, {"id": kept.id, "answer": "Fully remote."}],
+            remove=[dropped.id],
+        ),
+    )
+    assert [c.kind for c in snapshot.changes] == [ChangeKind.ADDED, ChangeKind.CHANGED, ChangeKind.REMOVED]
+    assert snapshot.changes[1].previous == ContextPrevious(tags=("people", "ops"))
+    assert snapshot.answers == platform.context.list(owner).total == 3
+    assert platform.context.snapshots(owner).items[0] == snapshot
+
+
+def test_an_update_that_changes_nothing_confirms_the_context(platform, owner) -> None:
+    snapshot = platform.context.apply(owner, ContextUpdate())
+    assert (snapshot.changes, snapshot.answers) == ((), 0)
+    with platform.uow.read() as session:
+        assert [m.type for m in session[OUTBOX].pending(100)] == [ContextConfirmed.type]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"change": [{"id": "ctx_nope", "answer": "x"}]}, "change[0].id"),
+        ({"remove": ["ctx_nope"]}, "remove[0]"),
+        ({"change": [{"id": "{known}"}, {"id": "{known}", "answer": "x"}]}, "change[1].id"),
+        ({"change": [{"id": "{known}"}], "remove": ["{known}"]}, "remove[0]"),
+        ({"add": [{"question": "q"}]}, "add[0].answer"),
+        ({"change": [{"id": "{known}", "answer": ""}]}, "change[0].answer"),
+        ({"change": [{"id": "{known}", "owner": "x"}]}, "change[0].owner"),
+    ],
 )
+def test_an_update_is_refused_whole_naming_the_field(platform, owner, body, field) -> None:
+    known = platform.context.create(owner, REMOTE)
+    sent = {
+        name: [
+            {k: v.format(known=known.id) for k, v in i.items()} if isinstance(i, dict) else i.format(known=known.id)
+            for i in items
+        ]
+        for name, items in body.items()
+    }
+    with pytest.raises(ValidationError) as raised:
+        platform.context.apply(owner, ContextUpdate(**{"add": [REMOTE], **sent}))
+    assert raised.value.details["field"] == field
+    assert (platform.context.list(owner).total, platform.context.snapshots(owner).total) == (1, 1)
+
+
+_TEXT = st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=8)
+_STEP = st.tuples(st.sampled_from(["add", "change", "remove"]), st.integers(0, 5), _TEXT, st.lists(_TEXT, max_size=3))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(steps=_STEPS)
-def test_replaying_the_snapshots_from_empty_gives_the_current_context(steps) -> None:
+@given(batches=st.lists(st.lists(_STEP, min_size=1, max_size=4), max_size=6))
+def test_replaying_the_snapshots_from_empty_gives_the_current_context(batches) -> None:
+    """One step is sent through the operation of its own; several as one update."""
     platform = Platform(MemoryStore(), clock=FrozenClock(), ids=SequentialIds())
     owner = platform.actor(platform.bootstrap("Acme").organization.id)
     ids: list[str] = []
-    for kind, pick, words, tags in steps:
-        if kind == "add" or not ids:
-            ids.append(platform.context.create(owner, NewContextEntry(question=words, answer=words, tags=tags)).id)
-        elif kind == "change":
-            platform.context.update(owner, ids[pick % len(ids)], ContextEntryPatch(answer=words, tags=tags))
-        else:
-            platform.context.delete(owner, ids.pop(pick % len(ids)))
+    for batch in batches:
+        if len(batch) == 1:
+            kind, pick, words, tags = batch[0]
+            if kind == "add" or not ids:
+                ids.append(platform.context.create(owner, NewContextEntry(question=words, answer=words, tags=tags)).id)
+            elif kind == "change":
+                platform.context.update(owner, ids[pick % len(ids)], ContextEntryPatch(answer=words, tags=tags))
+            else:
+                platform.context.delete(owner, ids.pop(pick % len(ids)))
+            continue
+        add, change, remove = [], {}, {}
+        for kind, pick, words, tags in batch:
+            target = ids[pick % len(ids)] if ids else None
+            if kind == "add" or target is None:
+                add.append({"question": words, "answer": words, "tags": tags})
+            elif kind == "change" and target not in remove:
+                change[target] = {"id": target, "answer": words, "tags": tags}
+            elif kind == "remove" and target not in change:
+                remove[target] = target
+        snapshot = platform.context.apply(
+            owner, ContextUpdate(add=add, change=list(change.values()), remove=list(remove))
+        )
+        ids = [i for i in ids if i not in remove] + [
+            c.context_id for c in snapshot.changes if c.kind is ChangeKind.ADDED
+        ]
     snapshots = platform.context.snapshots(owner, page=PageRequest(per_page=100)).items
     current = platform.context.list(owner, page=PageRequest(per_page=100)).items
     assert replay(list(snapshots)) == {
