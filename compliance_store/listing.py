@@ -277,11 +277,11 @@ class PagedQuery(Generic[M]):
                 terms.append(f"{quote(name)} = {m}")
                 params.append(value if encode is None else encode(value))
         if page.q is not None:
-            contains, needle = self.contains(fold(page.q))
+            contains, values = self.contains(fold(page.q))
             terms.append(
                 "(" + " OR ".join(contains.format(column=quote(name), mark=m) for name in listing.searchable) + ")"
             )
-            params.extend([needle] * len(listing.searchable))
+            params.extend(values * len(listing.searchable))
         if listing.ranged is not None:
             for bound, value in ((">=", page.since), ("<", page.until)):
                 if value is not None:
@@ -326,10 +326,10 @@ class PagedQuery(Generic[M]):
         sql = f"{self.mapper.select_sql} WHERE {where} {order} LIMIT {m} OFFSET {m}"
         return self.mapper.page(db.execute(sql, params)), total
 
-    def contains(self, needle: str) -> tuple[str, Any]:
-        """The term of ``q`` on one searchable column (``{column}``, ``{mark}``) and its
-        parameter, for the folded ``needle``."""
-        return self.CONTAINS, needle
+    def contains(self, needle: str) -> tuple[str, list[Any]]:
+        """The term of ``q`` on one searchable column (``{column}``, ``{mark}`` for each
+        parameter) and its parameters, for the folded ``needle``."""
+        return self.CONTAINS, [needle]
 
     def _encode(self, name: str, value: Any) -> Any:
         encode = self.mapper.codecs[name][0]

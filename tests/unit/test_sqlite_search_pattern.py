@@ -1,7 +1,7 @@
-"""SQLite runs ``q`` as a GLOB pattern instead of calling core's ``fold`` per row: the pattern
-must match exactly the texts whose fold contains the folded ``q``, whatever the characters
-(case pairs that are not each other's upper, one-way folds such as the Kelvin sign, GLOB's own
-metacharacters)."""
+"""SQLite runs ``q`` as a GLOB pattern, or ``instr`` of SQLite's ASCII ``lower``, instead of
+calling core's ``fold`` per row: each must match exactly the texts whose fold contains the
+folded ``q``, whatever the characters (case pairs that are not each other's upper, one-way folds
+such as the Kelvin sign onto ``k``, GLOB's own metacharacters)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compliance_core.kernel.pages import fold
-from compliance_store.sqlite.listing import LAST_CASED, glob_pattern
+from compliance_store.sqlite.listing import LAST_CASED, contains_term, glob_pattern, register_fold
 
 TRICKY = "aAiIİıkKKsſßẞΣσςΩΩωÅÅåǄǅǆ*?[]^-\\%_ łŁ\ufffc" + chr(0x1E921) + chr(0x1E943) + chr(0x10400)
 CHARS = st.sampled_from(TRICKY) | st.characters(blacklist_categories=("Cs", "Cc"))
@@ -42,3 +42,18 @@ def test_a_found_needle_keeps_its_place() -> None:
         assert conn.execute("SELECT ? GLOB ?, ? GLOB ?", ("x Łódź", pattern, "źdół", pattern)).fetchone() == (1, 0)
         kelvin = glob_pattern(fold("k"))
         assert conn.execute("SELECT ? GLOB ?", ("\u212a", kelvin)).fetchone() == (1,)
+
+
+ASCII = st.sampled_from("aAbBiIİkKKnN 12-*?[") | CHARS
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(ASCII, max_size=8), q=st.text(ASCII, min_size=1, max_size=4))
+def test_the_term_a_searched_page_runs_matches_what_fold_contains(text: str, q: str) -> None:
+    needle = fold(q)
+    term, values = contains_term(needle)
+    with sqlite3.connect(":memory:") as conn:
+        register_fold(conn)
+        sql = "SELECT " + term.format(column="t", mark="?") + " FROM (SELECT ? AS t)"
+        matched = conn.execute(sql, [*values, text]).fetchone()[0]
+    assert bool(matched) == (needle in fold(text))
