@@ -42,6 +42,7 @@ __all__ = [
     "MAX_LOGO_BYTES",
     "MAX_LOGO_SIDE",
     "OrganizationLogo",
+    "LogoSummary",
     "LogoUpload",
     "ORGANIZATION_LOGOS",
     "LOGO_READ",
@@ -89,6 +90,24 @@ class OrganizationLogo:
     @property
     def data(self) -> bytes:
         return base64.b64decode(self.content)
+
+
+@attrs.frozen(kw_only=True)
+class LogoSummary:
+    """What an upload answers: the stored logo without its bytes (``GET`` answers those)."""
+
+    id: str
+    media_type: str
+    width: int
+    height: int
+    size: int
+    sha256: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @classmethod
+    def of(cls, logo: OrganizationLogo) -> LogoSummary:
+        return cls(**{field.name: getattr(logo, field.name) for field in attrs.fields(cls)})
 
 
 def _image(value: Any, field: attrs.Attribute[Any]) -> str:
@@ -269,10 +288,10 @@ class OrganizationLogoService:
         LOGO_EDIT,
         Route("PUT", _PATH, "Upload the organization's logo (a PNG or JPEG in base64), printed on its policy PDFs"),
         body=LogoUpload,
-        result=OrganizationLogo,
+        result=LogoSummary,
         example={"content": _EXAMPLE},
     )
-    def upload(self, actor: Actor, data: LogoUpload) -> OrganizationLogo:
+    def upload(self, actor: Actor, data: LogoUpload) -> LogoSummary:
         """Set or replace the logo; uploading the same image again changes nothing."""
         content = data.content
         image = base64.b64decode(content)
@@ -281,7 +300,7 @@ class OrganizationLogoService:
         with self.uow.write(actor) as tx:
             current = _current(tx, actor.organization_id)
             if current is not None and current.sha256 == digest:
-                return current
+                return LogoSummary.of(current)
             now = self.uow.clock.now()
             logo = OrganizationLogo(
                 id=current.id if current else self.uow.ids.new("logo"),
@@ -305,7 +324,7 @@ class OrganizationLogoService:
                     name: getattr(current, name) for name in fields if getattr(current, name) != getattr(logo, name)
                 }
             tx.record(LogoUpdated(organization_id=actor.organization_id, subject=logo, previous=previous))
-        return logo
+        return LogoSummary.of(logo)
 
     @operation(
         LOGO_READ,

@@ -10,8 +10,14 @@ import io
 import struct
 import zlib
 
+import httpx
 import pypdf
+import pytest
 
+from compliance_core import Client, NotFound
+from compliance_core.areas.organization_logos import LogoUpload
+from compliance_http.app import create_app
+from compliance_http.client import HTTPTransport
 from http_support import Api, error
 
 LOGO = "/v1/organization/logo"
@@ -81,3 +87,19 @@ def test_unicode_policies_print_with_the_name_and_logo_on_every_page(api: Api) -
         lines = [line.strip() for page in pages for line in page.extract_text().splitlines()]
         assert all(sentence in lines for sentence in LANGUAGES), lines
         assert "Kopie zapasowe Ελένη" in lines and "Control Owner" in lines
+
+
+def test_the_client_uploads_and_reads_the_logo_over_http(platform, boot) -> None:
+    """The same calls in-process and over HTTP: the client's methods come from the operations."""
+    client = Client(
+        HTTPTransport(
+            "http://testserver", boot.owner_key.secret, transport=httpx.WSGITransport(app=create_app(platform))
+        )
+    )
+    logo = client.organization_logos.upload(LogoUpload.of(_png()))
+    assert (logo.media_type, logo.width, logo.height) == ("image/png", 6, 3)
+    image = client.organization_logos.image()
+    assert image.media_type == "image/png" and b"".join(image.chunks) == _png()
+    client.organization_logos.remove()
+    with pytest.raises(NotFound):
+        client.organization_logos.image()
