@@ -55,7 +55,9 @@ def create_app(
     special = {
         HEALTH.name: Health(platform, wire),
         OPENAPI.name: OpenApiDocument(
-            openapi_document(bound, event_types=(event.type for area in platform.areas for event in area.events))
+            lambda: openapi_document(
+                bound, event_types=(event.type for area in platform.areas for event in area.events)
+            )
         ),
     }
 
@@ -78,7 +80,7 @@ def create_app(
         else:
             resource = OperationResource(group, platform.services, wire, locate)
         app.add_route(path, _with_options(resource))
-    add_pages(app, version())
+    add_pages(app, version)
     return app
 
 

@@ -11,6 +11,7 @@ development address). Like health, these pages are public: they show nothing of 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,11 @@ _HOME_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; b
 _CACHE = "public, max-age=86400"
 
 
-def add_pages(app: falcon.App[Any, Any], version: str) -> None:
+def add_pages(app: falcon.App[Any, Any], version: Callable[[], str]) -> None:
     """Route ``/``, ``/v1``, ``/docs`` and Swagger UI's files on ``app``.
 
-    :param version: the platform's version, shown on the pages
+    :param version: gives the platform's version, shown on the pages (asked on the first request:
+        reading the package metadata takes milliseconds, which every app built would pay)
     """
     home = Home(version)
     app.add_route("/", home)
@@ -87,19 +89,26 @@ def add_pages(app: falcon.App[Any, Any], version: str) -> None:
 class Home:
     """A short page (or, to a client that prefers JSON, the same links as JSON)."""
 
-    def __init__(self, version: str) -> None:
-        self._json = orjson.dumps({"name": "Compliance API", "version": version, "links": LINKS})
-        self._html = _home_page(version).encode()
+    def __init__(self, version: Callable[[], str]) -> None:
+        self._version = version
+        self._bodies: tuple[bytes, bytes] | None = None
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if self._bodies is None:
+            version = self._version()
+            self._bodies = (
+                orjson.dumps({"name": "Compliance API", "version": version, "links": LINKS}),
+                _home_page(version).encode(),
+            )
+        as_json, as_html = self._bodies
         resp.vary = ("Accept",)
         if req.client_prefers([falcon.MEDIA_HTML, JSON]) == JSON:
             resp.content_type = JSON
-            resp.data = self._json
+            resp.data = as_json
         else:
             resp.content_type = falcon.MEDIA_HTML
             resp.set_header("Content-Security-Policy", _HOME_POLICY)
-            resp.data = self._html
+            resp.data = as_html
 
     on_head = on_get
 
