@@ -102,6 +102,11 @@ class PagedQuery(Generic[M]):
     """The term of ``q`` on one searchable column: its text, folded to lowercase as core's
     ``fold`` does, contains the folded ``q``."""
 
+    NULLS_FIRST_DESCENDING: ClassVar[bool] = False
+    """Whether an index read backwards gives the rows without a value first (PostgreSQL, whose
+    NULLs sort last ascending): a descending page then reads the rows with a value and those
+    without apart. SQLite's planner reads its index for ``DESC NULLS LAST`` as it is."""
+
     TEXT_ORDER: ClassVar[str] = ""
     """What follows a text column to compare it by code point (as Python compares ``str``)."""
 
@@ -295,6 +300,8 @@ class PagedQuery(Generic[M]):
         if total is None:
             total = int(db.execute(f"SELECT count(*) FROM {self.mapper.table} WHERE {where}", params).fetchone()[0])
         nullable = field in self._nullable
+        if nullable and descending and self.NULLS_FIRST_DESCENDING:
+            return self._nulls_apart(db, where, params, page, total, field, column, identifier), total
         # a column without NULLs orders as its sort index does (NULLS LAST would keep
         # PostgreSQL from reading it backwards) and seeks a cursor's row as one range of it
         order = f"ORDER BY {column}{direction}{' NULLS LAST' if nullable else ''}, {identifier}{direction}"
@@ -325,6 +332,52 @@ class PagedQuery(Generic[M]):
         params.extend((page.per_page, offset))
         sql = f"{self.mapper.select_sql} WHERE {where} {order} LIMIT {m} OFFSET {m}"
         return self.mapper.page(db.execute(sql, params)), total
+
+    def _nulls_apart(
+        self,
+        db: Any,
+        where: str,
+        params: list[Any],
+        page: PageRequest,
+        total: int,
+        field: str,
+        column: str,
+        identifier: str,
+    ) -> Sequence[M]:
+        """A page in descending order of a nullable column where the store's index reads NULLs
+        first that way (``NULLS_FIRST_DESCENDING``): the rows with a value, read backwards along
+        the sort index, then as many without one as the page still holds, backwards by id (each
+        one range of the index, where ``NULLS LAST`` would sort every row)."""
+        m, select = self.mapper.mark, self.mapper.select_sql
+        valued = f"{select} WHERE {where} AND {column} IS NOT NULL"
+        empty = f"{select} WHERE {where} AND {column} IS NULL"
+        order = f"ORDER BY {column} DESC, {identifier} DESC LIMIT {m} OFFSET {m}"
+        after, per_page = page.after, page.per_page
+        if page.walk and after is not None and after.key is None:
+            rows = db.execute(
+                f"{empty} AND {identifier} < {m} ORDER BY {identifier} DESC LIMIT {m}", [*params, after.id, per_page]
+            ).fetchall()
+            return self.mapper.page(rows)
+        if page.walk and after is not None:
+            seek = f" AND ({column}, {identifier}) < ({m}, {m})"
+            rows = db.execute(
+                valued + seek + " " + order, [*params, self._encode(field, after.key), after.id, per_page, 0]
+            ).fetchall()
+            skip = 0
+        else:
+            offset = 0 if page.walk else page.offset
+            if offset >= total:
+                return self.mapper.page([])
+            rows = db.execute(f"{valued} {order}", [*params, per_page, offset]).fetchall()
+            skip = 0
+            if not rows and offset:
+                count = f"SELECT count(*) FROM {self.mapper.table} WHERE {where} AND {column} IS NOT NULL"
+                skip = offset - int(db.execute(count, params).fetchone()[0])
+        if len(rows) < per_page:
+            rows += db.execute(
+                f"{empty} ORDER BY {identifier} DESC LIMIT {m} OFFSET {m}", [*params, per_page - len(rows), skip]
+            ).fetchall()
+        return self.mapper.page(rows)
 
     def contains(self, needle: str) -> tuple[str, list[Any]]:
         """The term of ``q`` on one searchable column (``{column}``, ``{mark}`` for each

@@ -15,6 +15,7 @@ M = TypeVar("M")
 
 class PagedQuery(listing.PagedQuery[M]):
     COUNTER_COLUMN: ClassVar[str] = "partition_value"
+    NULLS_FIRST_DESCENDING: ClassVar[bool] = True
     TEXT_ORDER: ClassVar[str] = ' COLLATE "C"'
     """Text in code point order whatever the database's collation (as Python and SQLite's
     BINARY order it); ``lower`` follows the database's ctype, which under any UTF-8 locale folds
