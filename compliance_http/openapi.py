@@ -319,12 +319,13 @@ def _statuses(route: Endpoint) -> list[int]:
     """The error statuses ``route`` can answer.
 
     Every route: 400 (an unknown or malformed query parameter) and 500. Authenticated routes: 401,
-    403 and 429. Routes with path ids: 404. Writes: 409 (an Idempotency-Key reused, a unique value
+    403 and 429. Routes with path ids, and operations ``given`` another's effect (the logo an
+    upload stored): 404. Writes: 409 (an Idempotency-Key reused, a unique value
     taken, a state that forbids the change). Routes with a body: 413. Bounded work: 503.
     """
     core = route.operation
     statuses = [400, 500] if route.public else [400, 401, 403, 429, 500]
-    if route.path_params:
+    if route.path_params or core.given:
         statuses.append(404)
     if not route.public and (core.idempotent or core.body is not None or route.method not in _READS):
         statuses.append(409)
