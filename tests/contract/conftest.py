@@ -26,7 +26,7 @@ def _sqlite(request: pytest.FixtureRequest, tmp: pathlib.Path) -> Store:
     # instead of every store's.
     from compliance_store.sqlite import SqliteStore
 
-    return SqliteStore(f"sqlite:///{tmp / 'contract.db'}")
+    return SqliteStore(request.getfixturevalue("migrated_sqlite")(tmp / "contract.db"))
 
 
 def _postgres(request: pytest.FixtureRequest, tmp: pathlib.Path) -> Store:
