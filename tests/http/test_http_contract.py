@@ -259,7 +259,9 @@ class TestIdempotency:
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return "memory://" if request.param == "memory" else f"sqlite:///{tmp_path / 'concurrent.db'}"
+    if request.param == "memory":
+        return "memory://"
+    return str(request.getfixturevalue("migrated_sqlite")(tmp_path / "concurrent.db"))
 
 
 def test_concurrent_requests_with_one_key_create_once(store_url: str) -> None:

@@ -41,7 +41,7 @@ def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path)
     if request.param == "memory":
         url = "memory://"
     elif request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'http.db'}"
+        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
     else:
         url = request.getfixturevalue("postgres_url")
     with Platform.open(url, clock=clock, ids=SequentialIds(), settings={"webhooks": PRIVATE}) as platform:
