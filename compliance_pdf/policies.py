@@ -12,7 +12,9 @@ font switch and a line-break pass of its own, so dense markup costs far more tha
 fpdf2's Markdown mode, 100,000 characters of ``**a** __b__`` held a server thread for 12 s
 against 2 s for plain prose); the budget keeps a policy's cost close to that of its plain text.
 Text is set in embedded Noto Sans and Noto Sans Arabic (``compliance_pdf.fonts``: any Latin,
-Greek, Cyrillic or Arabic text prints as written, Arabic shaped and ordered by HarfBuzz). Tables
+Greek, Cyrillic or Arabic text prints as written, Arabic shaped and ordered by HarfBuzz; a block
+holding right-to-left text prints without its inline bold and italic, as one run, since runs
+written one after another would be ordered left to right). Tables
 are drawn as tables (fpdf2's ``table``: ruled cells, a shaded header row, the columns' alignment
 as the Markdown gives it); a table of more than ``MAX_COLUMNS`` columns has no room on an A4 page
 and prints as written, like code, as does one of more than ``MAX_CELLS`` cells or with a row too
@@ -35,7 +37,7 @@ from fpdf.fonts import FontFace
 
 from compliance_core.areas.policies import PolicyDocument
 
-from .fonts import SANS, Typeface, family
+from .fonts import SANS, Typeface, family, needs_shaping
 from .markdown import Block, Span, blocks
 
 __all__ = ["FpdfPolicies", "MAX_STYLE_MARKERS", "MAX_COLUMNS", "MAX_CELLS"]
@@ -187,6 +189,10 @@ class FpdfPolicies:
                 spans = (Span(block.source),)
             else:
                 budget -= block.markers
+            if len(spans) > 1 and needs_shaping(block.text):
+                # each ``write`` orders its own right-to-left run, and the runs would follow each
+                # other left to right: a block with such text is written as one run, unstyled
+                spans = (Span(block.text),)
             name = family(block.source)
             pdf.typeface.shaping(pdf, block.source)
             if block.kind == "heading":

@@ -68,6 +68,14 @@ def test_every_language_in_one_document(renderer: FpdfPolicies) -> None:
     assert all(sentence in text.splitlines() for sentence in LANGUAGES.values()), text
 
 
+def test_styled_arabic_reads_in_logical_order(renderer: FpdfPolicies) -> None:
+    """Each styled run would be ordered on its own and the runs laid left to right (the sentence's
+    parts in the wrong order): a right-to-left block is one run."""
+    sentence = "يجب على جميع الموظفين **حماية** البيانات الشخصية"
+    text = _pages(renderer.render("Policy", [_document(sentence)], AT))[0].extract_text()
+    assert sentence.replace("**", "") in text.splitlines(), text
+
+
 def test_the_fonts_are_embedded(renderer: FpdfPolicies) -> None:
     page = _pages(renderer.render("Policy", [_document(LANGUAGES["Arabic"] + "\n\n" + LANGUAGES["Greek"])], AT))[0]
     names = set()
