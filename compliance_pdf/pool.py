@@ -57,7 +57,8 @@ log = logging.getLogger("compliance_pdf")
 
 DEFAULT_TIME_LIMIT = 20.0
 """Seconds one render may take (``COMPLIANCE_PDF_TIME_LIMIT``). A 100,000-character policy, the
-largest a policy may be, renders in about a second; the limit is for what no policy should be."""
+largest a policy may be, renders in two to four seconds with its fonts embedded; the limit is for
+what no policy should be."""
 DEFAULT_WORKERS = 1
 """Worker processes per pool, i.e. per server process (``COMPLIANCE_PDF_WORKERS``)."""
 DEFAULT_QUEUE = 0
