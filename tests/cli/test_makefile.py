@@ -84,7 +84,12 @@ def test_make_serve_then_make_test_installs_the_extras_once(checkout: Checkout) 
     log = checkout.make("test")
     assert installs(log) == ["python -m pip install --quiet -e .[test]"]
     assert "venv .venv" not in log
-    assert log[-4:] == ["ruff check .", "ruff format --check .", "mypy", "python -m pytest -n auto --dist loadfile --no-loadscope-reorder"]
+    assert log[-4:] == [
+        "ruff check .",
+        "ruff format --check .",
+        "mypy",
+        "python -m pytest -n auto --dist loadfile --no-loadscope-reorder",
+    ]
 
     assert installs(checkout.make("test")) == []
     assert installs(checkout.make("serve")) == []
@@ -126,7 +131,11 @@ def test_a_failing_phase_fails_make_test_after_every_phase_ran(checkout: Checkou
 def test_make_check_runs_the_fast_subset(checkout: Checkout) -> None:
     log = checkout.make("check")
     assert log[-4:-1] == ["ruff check .", "ruff format --check .", "mypy"]
-    assert log[-1].startswith("python -m pytest ") and "-m not slow" in log[-1] and "-k not sqlite and not postgresql" in log[-1]
+    assert (
+        log[-1].startswith("python -m pytest ")
+        and "-m not slow" in log[-1]
+        and "-k not sqlite and not postgresql" in log[-1]
+    )
 
 
 def test_make_test_then_make_serve_installs_nothing_more(checkout: Checkout) -> None:
