@@ -93,7 +93,10 @@ class _Document(FPDF):
         self.typeface.shaping(self, self.organization)
         self.typeface.style(self, family(self.organization), size=9)
         self.set_xy(self.l_margin, top - 4)
-        self.cell(self.epw - 34, _HEADER_HEIGHT, self.organization)
+        room, name = self.epw - 34, self.organization
+        while len(name) > 1 and self.get_string_width(name) > room:  # a name is at most 200 characters
+            name = name[: max(1, int(len(name) * room / self.get_string_width(name)) - 1)].rstrip() + "…"
+        self.cell(room, _HEADER_HEIGHT, name)
         self.set_text_color(0)
         self.set_y(top + _HEADER_HEIGHT)
 

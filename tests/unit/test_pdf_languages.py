@@ -147,6 +147,13 @@ def test_the_organization_and_its_logo_head_every_page(renderer: FpdfPolicies) -
     assert pages[0].images[0].image.size == (8, 4)
 
 
+def test_a_long_organization_name_is_cut_to_the_head_of_the_page(renderer: FpdfPolicies) -> None:
+    name = "Przedsiębiorstwo " * 12
+    page = _pages(renderer.render("Policy", [_document("Text", organization=name.strip(), logo=_png())], AT))[0]
+    head = page.extract_text().splitlines()[0].strip()
+    assert head.endswith("…") and name.startswith(head[:-1])
+
+
 def test_a_logo_that_will_not_decode_leaves_the_pdf_without_it(renderer: FpdfPolicies) -> None:
     page = _pages(renderer.render("Policy", [_document("Text", organization="Acme", logo=b"\x89PNG broken")], AT))[0]
     assert "Text" in page.extract_text() and not page.images
