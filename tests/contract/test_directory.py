@@ -45,7 +45,10 @@ def test_the_directory_reads_people_of_one_organization(store: Store, boot: Boot
         assert directory.person(org, "mem_d9") is None  # another organization's person
         assert {p.id for p in directory.active_people(org)} >= {"mem_d0", "mem_d2"}
         assert "mem_d1" not in {p.id for p in directory.active_people(org)}
-        assert directory.names(org, ["mem_d1", "mem_d9", None, "mem_d0"]) == {"mem_d1": "Person 1", "mem_d0": "Person 0"}
+        assert directory.names(org, ["mem_d1", "mem_d9", None, "mem_d0"]) == {
+            "mem_d1": "Person 1",
+            "mem_d0": "Person 0",
+        }
         directory.check_member(org, "ownerId", "mem_d1")  # deactivated is still a member
         directory.check_member(org, "ownerId", None)
         with pytest.raises(ValidationError) as refused:
