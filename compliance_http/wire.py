@@ -487,7 +487,7 @@ class Wire:
         by its model name, the range's bounds parsed as the ranged field's type."""
         search: dict[str, Any] = {"q": params.get("q")}
         sort = params.get("sort")
-        if sort:
+        if sort is not None:  # an empty sort names no field: refused, as the document's enum says
             fields = {wire_name(name): name for name in listing.sorts}
             field = fields.get(sort.removeprefix("-"))
             if field is None:

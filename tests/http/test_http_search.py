@@ -67,6 +67,7 @@ def test_bad_sort_and_dates_name_the_parameter_and_value(api: Api) -> None:
     response = api.get("/v1/vendors", query=urlencode({"sort": "-colour"}))
     error(response, 400, "validation_error", "sort")
     assert "-colour" in str(response.json)
+    error(api.get("/v1/vendors", query="sort="), 400, "validation_error", "sort")  # the enum has no ""
     error(api.get("/v1/vendors", query=urlencode({"from": "2027-13-01"})), 400, "validation_error", "from")
     error(api.get("/v1/vendors", query=urlencode({"to": "2027-01-01T00:00:00Z"})), 400, "validation_error", "to")
     error(api.get("/v1/audit-log", query=urlencode({"from": "2027-01-01T00:00:00"})), 400, "validation_error", "from")
