@@ -443,7 +443,7 @@ def normalise(transcript: list[tuple[str, Any]]) -> list[Any]:
                 type(value).__name__: {
                     f.name: walk(getattr(value, f.name))
                     for f in attrs.fields(type(value))
-                    if f.name not in _TRANSPORT_DEPENDENT
+                    if f.eq and f.name not in _TRANSPORT_DEPENDENT  # eq=False: not part of the value
                 }
             }
         if isinstance(value, enum.Enum):
