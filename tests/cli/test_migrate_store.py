@@ -22,8 +22,10 @@ from psycopg import sql
 
 from compliance_core import FrozenClock, PageRequest, Platform
 from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.areas.context import NewContextEntry
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
+from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
@@ -72,12 +74,15 @@ class Instance:
     ids: dict[str, list[str]]
 
 
+ONE_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGPgqokCAAF0AOHsk8xnAAAAAElFTkSuQmCC"
+
+
 def seed_instance(path: Path) -> Instance:
     """A SQLite instance with something in every table, written through the platform: two
     organizations, vendors (archived ones and sub-processors included), people, findings,
     finding templates, policies (a version, an acknowledgement), API keys (one revoked) with usage and
     rate-limit buckets, a webhook and a queued delivery, idempotency records and the outbox events
-    of all of it."""
+    of all of it, the organization's logo and a context answer."""
     db = str(path)
     with Platform.open(f"sqlite:///{db}") as platform:
         boot = platform.bootstrap("Acme GmbH")
@@ -149,6 +154,8 @@ def seed_instance(path: Path) -> Instance:
         platform.vendors.create(platform.actor(other.organization.id), NewVendor(name="Globex's own"))
         hook = platform.webhooks.create(owner, NewWebhook(url="https://93.184.215.14/hook", events=["*"])).webhook
         platform.webhooks.ping(owner, hook.id)
+        platform.organization_logos.upload(owner, LogoUpload(content=ONE_PIXEL_PNG))
+        platform.context.create(owner, NewContextEntry(question="What is in scope?", answer="Every office"))
     return Instance(
         db=db,
         organization_id=boot.organization.id,

@@ -230,7 +230,9 @@ def test_another_organizations_entries_are_not_found(platform, owner, other_org)
 
 
 def test_nobody_can_change_the_trail() -> None:
-    assert {op.method for op in AREA.operations} == {"list", "get"}
+    """Its operations only read (list, get and the exports) and it records no event of its own."""
+    assert {op.method for op in AREA.operations} == {"list", "get", "export_csv", "export_xlsx"}
+    assert all(op.route is not None and op.route.method == "GET" for op in AREA.operations)
     assert AREA.events == ()
 
 
