@@ -36,14 +36,7 @@ class AuditLogService:
 
     list = _TABLE.list(AUDIT_READ, Route("GET", "/v1/audit-log", "List audit entries (who changed what, when)"))
     get = _TABLE.get(AUDIT_READ, Route("GET", "/v1/audit-log/{entry_id}", "Read one audit entry"))
-    export_csv = _REGISTER.export(
-        AUDIT_READ,
-        "csv",
-        Route("GET", _ALL + "/export.csv", "Export the audit entries the list's filters match as CSV"),
-    )
-    export_xlsx = _REGISTER.export(
-        AUDIT_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the audit entries the filters match as XLSX")
-    )
+    export_csv, export_xlsx = _REGISTER.exports(AUDIT_READ, _ALL, "audit entries")
 
 
 AREA = Area(

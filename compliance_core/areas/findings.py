@@ -283,14 +283,7 @@ class FindingService:
             return once(tx, data, now, create)
 
     get = _TABLE.get(FINDING_READ, Route("GET", _ONE, "Read one finding"))
-    export_csv = _REGISTER.export(
-        FINDING_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the findings the list's filters match as CSV")
-    )
-    export_xlsx = _REGISTER.export(
-        FINDING_READ,
-        "xlsx",
-        Route("GET", _ALL + "/export.xlsx", "Export the findings the list's filters match as XLSX"),
-    )
+    export_csv, export_xlsx = _REGISTER.exports(FINDING_READ, _ALL, "findings")
 
     @operation(
         FINDING_UPDATE,

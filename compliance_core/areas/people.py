@@ -310,12 +310,7 @@ class PeopleService:
             return once(tx, entries, now, create)
 
     get = _TABLE.get(PERSON_READ, Route("GET", _ONE, "Read one person"))
-    export_csv = _REGISTER.export(
-        PERSON_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the people the list's filters match as CSV")
-    )
-    export_xlsx = _REGISTER.export(
-        PERSON_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the people the list's filters match as XLSX")
-    )
+    export_csv, export_xlsx = _REGISTER.exports(PERSON_READ, _ALL, "people")
     import_file = _REGISTER.importer(
         PERSON_CREATE,
         Route("POST", _ALL + "/import", "Import people from a CSV or XLSX file: a dry run lists every row's errors"),

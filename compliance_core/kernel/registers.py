@@ -337,6 +337,23 @@ class Register(Generic[M, F]):
             lists=self.records,
         )
 
+    def exports(self, action: Action, collection: str, plural: str) -> tuple[Declared, Declared]:
+        """The CSV and the XLSX export, at ``<collection>/export.csv`` and ``.xlsx`` (``plural``
+        names the records in their summaries): ``export_csv, export_xlsx = REGISTER.exports(...)``."""
+        csv, xlsx = (
+            self.export(
+                action,
+                file_format,
+                Route(
+                    "GET",
+                    f"{collection}/export.{file_format}",
+                    f"Export the {plural} the list's filters match as {file_format.upper()}",
+                ),
+            )
+            for file_format in ("csv", "xlsx")
+        )
+        return csv, xlsx
+
     def download(
         self, service: Any, actor: Actor, file_format: str, filters: Any, search: PageRequest | None = None
     ) -> Download:

@@ -106,12 +106,7 @@ class RiskService:
         },
     )
     get = _TABLE.get(RISK_READ, Route("GET", _ONE, "Read one risk"))
-    export_csv = _REGISTER.export(
-        RISK_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the risks the list's filters match as CSV")
-    )
-    export_xlsx = _REGISTER.export(
-        RISK_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the risks the list's filters match as XLSX")
-    )
+    export_csv, export_xlsx = _REGISTER.exports(RISK_READ, _ALL, "risks")
     import_file = _REGISTER.importer(
         RISK_CREATE,
         Route("POST", _ALL + "/import", "Import risks from a CSV or XLSX file: a dry run lists every row's errors"),

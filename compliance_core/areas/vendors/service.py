@@ -81,12 +81,7 @@ class VendorService:
         check=_check_change,
         example={"status": "assessed"},
     )
-    export_csv = _REGISTER.export(
-        VENDOR_READ, "csv", Route("GET", _ALL + "/export.csv", "Export the vendors the list's filters match as CSV")
-    )
-    export_xlsx = _REGISTER.export(
-        VENDOR_READ, "xlsx", Route("GET", _ALL + "/export.xlsx", "Export the vendors the list's filters match as XLSX")
-    )
+    export_csv, export_xlsx = _REGISTER.exports(VENDOR_READ, _ALL, "vendors")
     import_file = _REGISTER.importer(
         VENDOR_CREATE,
         Route("POST", _ALL + "/import", "Import vendors from a CSV or XLSX file: a dry run lists every row's errors"),
