@@ -129,6 +129,9 @@ class Context:
         subscription may name)
     :param settings: per-area settings the embedding application chose, by area name (e.g.
         ``{"webhooks": WebhookPolicy(...)}``); an area reads only its own entry
+    :param shared: objects several services of one package share, built once per platform by
+        whichever service asks first (the framework catalogue, read by frameworks, controls, task
+        templates and the SoA), keyed by the package's own name
     """
 
     uow: UnitOfWork
@@ -136,3 +139,10 @@ class Context:
     flush_admission: Callable[[], None]
     event_types: frozenset[str] = frozenset()
     settings: Mapping[str, Any] = attrs.field(factory=dict)
+    shared: dict[str, Any] = attrs.field(factory=dict)
+
+    def share(self, key: str, build: Callable[[], R]) -> R:
+        """The one object of this platform under ``key``, built by ``build`` on first use."""
+        if key not in self.shared:
+            self.shared[key] = build()
+        return cast(R, self.shared[key])

@@ -23,6 +23,7 @@ from ...kernel.pages import Page, PageRequest, Position
 from ...kernel.permissions import EVERYONE, Action, Actor
 from ...kernel.records import Filter
 from ...kernel.registry import Area, Route
+from ...kernel.uow import Context
 from ...kernel.validation import optional_text
 from .catalogue import FrameworkCatalogue, Frameworks, FrameworkSource
 from .oscal import Requirement, RequirementGroup
@@ -139,6 +140,13 @@ class FrameworkService:
         )
 
 
+def catalogue_of(context: Context) -> FrameworkCatalogue:
+    """The platform's one catalogue, which every service of this package reads."""
+    return context.share(
+        "frameworks.catalogue", lambda: FrameworkCatalogue(context.settings.get("frameworks") or Frameworks())
+    )
+
+
 _Item = TypeVar("_Item", Framework, Requirement)
 
 
@@ -184,7 +192,7 @@ def _page(items: Sequence[_Item], request: PageRequest) -> Page[_Item]:
 AREA = Area(
     name="frameworks",
     tag="SOA",
-    service=lambda context: FrameworkService(FrameworkCatalogue(context.settings.get("frameworks") or Frameworks())),
+    service=lambda context: FrameworkService(catalogue_of(context)),
     api=FrameworkService,
     actions=(FRAMEWORK_READ,),
 )
