@@ -138,6 +138,7 @@ class Platform:
             flush_admission=self.access.flush,
             event_types=frozenset(event.type for area in self.areas for event in area.events),
             settings=self.settings,
+            links=tuple(link for area in self.areas for link in area.links),
         )
         self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
         self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}

@@ -26,6 +26,7 @@ from .validation import reports_every_error
 
 if TYPE_CHECKING:
     from .events import Event
+    from .links import Linkable
     from .pages import Listing
     from .records import Records
 
@@ -291,6 +292,7 @@ class Area(Generic[S]):
     :param records: organization-scoped tables every store keeps for it
     :param events: the event classes its writes record
     :param chores: the scheduled work it does as the system, run with its service
+    :param links: its tables whose records name the controls they serve (``kernel.links``)
     """
 
     name: str
@@ -302,6 +304,7 @@ class Area(Generic[S]):
     records: tuple[Records[Any, Any], ...] = ()
     events: tuple[type[Event], ...] = ()
     chores: tuple[Chore[S], ...] = ()
+    links: tuple[Linkable, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         if self.api is not None:

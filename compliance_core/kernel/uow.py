@@ -20,6 +20,7 @@ from .clock import Clock
 from .directory import acting_name
 from .events import OUTBOX, Event, OutboxMessage, Signals, event_body
 from .ids import IdGenerator
+from .links import Linkable
 from .page_cache import PageCache
 from .permissions import Actor
 from .registry import Repo, Session
@@ -70,6 +71,10 @@ class Tx:
         self.events.append(event)
 
 
+Reaction = Callable[["Tx", Event], None]
+"""Work another area does in the same transaction when an event is recorded (see ``react``)."""
+
+
 @attrs.define
 class UnitOfWork:
     store: Store
@@ -77,6 +82,15 @@ class UnitOfWork:
     clock: Clock
     ids: IdGenerator
     renderer: Renderer
+    reactions: list[Reaction] = attrs.field(factory=list)
+
+    def react(self, reaction: Reaction) -> None:
+        """Call ``reaction`` with every event any write records, inside that write, before it
+        commits: what it writes and records commits or rolls back with the write, and what it
+        raises refuses the write. The events it records reach every reaction in turn. How one
+        area keeps what it derives from another's records exact (a control's status from the
+        policies that serve it) without importing it."""
+        self.reactions.append(reaction)
 
     @contextlib.contextmanager
     def write(self, actor: Actor | None) -> Iterator[Tx]:
@@ -88,6 +102,13 @@ class UnitOfWork:
         with cast(QueuesWrites, store).queued_session() if queued else store.session(write=True) as session:
             tx = Tx(session)
             yield tx
+            if self.reactions:
+                seen = 0
+                while seen < len(tx.events):
+                    event = tx.events[seen]
+                    seen += 1
+                    for reaction in self.reactions:
+                        reaction(tx, event)
             published = []
             if tx.events:
                 now = self.clock.now()
@@ -129,6 +150,7 @@ class Context:
         subscription may name)
     :param settings: per-area settings the embedding application chose, by area name (e.g.
         ``{"webhooks": WebhookPolicy(...)}``); an area reads only its own entry
+    :param links: every table of the platform whose records name the controls they serve
     :param shared: objects several services of one package share, built once per platform by
         whichever service asks first (the framework catalogue, read by frameworks, controls, task
         templates and the SoA), keyed by the package's own name
@@ -139,6 +161,7 @@ class Context:
     flush_admission: Callable[[], None]
     event_types: frozenset[str] = frozenset()
     settings: Mapping[str, Any] = attrs.field(factory=dict)
+    links: tuple[Linkable, ...] = ()
     shared: dict[str, Any] = attrs.field(factory=dict)
 
     def share(self, key: str, build: Callable[[], R]) -> R:

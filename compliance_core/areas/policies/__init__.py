@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ...kernel.links import Linkable, LinkState
 from ...kernel.registry import Area, Chore
 from .models import (
     ACKNOWLEDGEMENTS,
@@ -96,6 +97,13 @@ __all__ = [
 
 """What the generic suites run first where an operation needs a version in force."""
 
+def _serves(policy: Policy, now: dt.datetime) -> LinkState | None:
+    """A policy does its part for its controls while a version of it is in force."""
+    if policy.archived:
+        return None
+    return LinkState.DONE if policy.in_force else LinkState.PENDING
+
+
 AREA = Area(
     name="policies",
     tag="Policies",
@@ -104,6 +112,7 @@ AREA = Area(
     actions=(POLICY_READ, POLICY_AUDIT, POLICY_WRITE, POLICY_APPROVE, POLICY_ACKNOWLEDGE),
     records=(POLICIES, POLICY_VERSIONS, ACKNOWLEDGEMENTS),
     events=EVENTS,
+    links=(Linkable(kind="policy", records=POLICIES, state=_serves, updated=PolicyUpdated),),
     chores=(
         Chore(
             name="sweep policy reviews",

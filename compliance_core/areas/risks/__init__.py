@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ...kernel.links import Linkable, LinkState
 from ...kernel.registry import Area, Chore
 from .models import (
     EVENTS,
@@ -80,6 +81,11 @@ __all__ = [
     "AREA",
 ]
 
+def _serves(risk: Risk, now: dt.datetime) -> LinkState | None:
+    """A risk is why a control exists, not part of implementing it."""
+    return None if risk.archived else LinkState.CONTEXT
+
+
 AREA = Area(
     name="risks",
     tag="Risks",
@@ -88,6 +94,7 @@ AREA = Area(
     actions=(RISK_READ, RISK_CREATE, RISK_UPDATE, RISK_ARCHIVE, RISK_ACCEPT),
     records=(RISKS,),
     events=EVENTS,
+    links=(Linkable(kind="risk", records=RISKS, state=_serves, updated=RiskUpdated),),
     chores=(
         Chore(
             name="lapse expired risk acceptances",
