@@ -139,6 +139,7 @@ class Platform:
             event_types=frozenset(event.type for area in self.areas for event in area.events),
             settings=self.settings,
             links=tuple(link for area in self.areas for link in area.links),
+            ports=tuple(port for area in self.areas for port in area.ports),
         )
         self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
         self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}

@@ -293,6 +293,7 @@ class Area(Generic[S]):
     :param events: the event classes its writes record
     :param chores: the scheduled work it does as the system, run with its service
     :param links: its tables whose records name the controls they serve (``kernel.links``)
+    :param ports: what it offers other areas to read without importing it (``kernel.context_history``)
     """
 
     name: str
@@ -305,6 +306,7 @@ class Area(Generic[S]):
     events: tuple[type[Event], ...] = ()
     chores: tuple[Chore[S], ...] = ()
     links: tuple[Linkable, ...] = ()
+    ports: tuple[Any, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         if self.api is not None:

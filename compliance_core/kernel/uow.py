@@ -151,6 +151,7 @@ class Context:
     :param settings: per-area settings the embedding application chose, by area name (e.g.
         ``{"webhooks": WebhookPolicy(...)}``); an area reads only its own entry
     :param links: every table of the platform whose records name the controls they serve
+    :param ports: what areas offer each other (``Area.ports``)
     :param shared: objects several services of one package share, built once per platform by
         whichever service asks first (the framework catalogue, read by frameworks, controls, task
         templates and the SoA), keyed by the package's own name
@@ -162,6 +163,7 @@ class Context:
     event_types: frozenset[str] = frozenset()
     settings: Mapping[str, Any] = attrs.field(factory=dict)
     links: tuple[Linkable, ...] = ()
+    ports: tuple[Any, ...] = ()
     shared: dict[str, Any] = attrs.field(factory=dict)
 
     def share(self, key: str, build: Callable[[], R]) -> R:

@@ -10,7 +10,9 @@ on and anyone can see what the context said then.
 
 from __future__ import annotations
 
-from ...kernel.registry import Area
+from ...kernel.context_history import ContextHistory, PinnedContext
+from ...kernel.pages import PageRequest
+from ...kernel.registry import Area, Session
 from .models import (
     CONTEXT,
     CONTEXT_READ,
@@ -30,6 +32,7 @@ from .models import (
     ContextSnapshot,
     ContextUpdate,
     NewContextEntry,
+    SnapshotFilter,
     replay,
 )
 from .service import ContextService
@@ -58,6 +61,14 @@ __all__ = [
     "AREA",
 ]
 
+
+def _latest(session: Session, organization_id: str) -> PinnedContext | None:
+    newest, _ = session[CONTEXT_SNAPSHOTS].list(organization_id, SnapshotFilter(), PageRequest(per_page=1))
+    if not newest:
+        return None
+    return PinnedContext(snapshot_id=newest[0].id, taken_at=newest[0].created_at, answers=newest[0].answers)
+
+
 AREA = Area(
     name="context",
     tag="Context",
@@ -66,4 +77,5 @@ AREA = Area(
     actions=(CONTEXT_READ, CONTEXT_WRITE),
     records=(CONTEXT, CONTEXT_SNAPSHOTS),
     events=(ContextEntryCreated, ContextEntryUpdated, ContextEntryDeleted, ContextConfirmed),
+    ports=(ContextHistory(latest=_latest),),
 )
