@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .areas.finding_templates import FindingTemplateService
     from .areas.findings import FindingService
     from .areas.frameworks import FrameworkService
+    from .areas.frameworks.controls import ControlService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
@@ -109,6 +110,7 @@ class Platform:
     policies: PolicyService
     risks: RiskService
     frameworks: FrameworkService
+    controls: ControlService
     context: ContextService
 
     def __init__(

@@ -23,6 +23,7 @@ from . import (
     vendors,
     webhooks,
 )
+from .frameworks import controls
 
 __all__ = ["AREAS"]
 
@@ -40,4 +41,5 @@ AREAS: tuple[Area[Any], ...] = (
     risks.AREA,
     context.AREA,
     frameworks.AREA,
+    controls.AREA,
 )

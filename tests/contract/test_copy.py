@@ -25,6 +25,7 @@ import compliance_store.copy as copying
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds, ValidationError
 from compliance_core.areas import AREAS
 from compliance_core.areas.api_keys import API_KEYS, DailyUsage, NewApiKey
+from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.context import NewContextEntry
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingPatch, NewFinding
@@ -272,7 +273,8 @@ def seed(store: Store) -> Seeded:
     webhook = platform.webhooks.create(owner, NewWebhook(url="https://93.184.215.14/hook", events=["*"])).webhook
     platform.webhooks.ping(owner, webhook.id)
     platform.context.create(owner, NewContextEntry(question="What is in scope?", answer="Every office", tags=["scope"]))
-    platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=["ctl_1"]))
+    control = platform.controls.create(owner, NewControl(name="Disk encryption", code="ORG-1"))
+    platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=[control.id]))
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)
     clock.advance(days=1)

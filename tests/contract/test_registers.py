@@ -63,7 +63,6 @@ RISKS = [
         residual_impact="moderate",
         treatment_strategy="mitigate",
         treatment_strategy_description='Disk encryption, "always"',
-        control_ids=["ctl_1", "ctl_2"],
         task_ids=["tsk_9"],
     ),
     NewRisk(title="Unrated risk"),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from compliance_core import Conflict, Forbidden, FrozenClock, NotFound, Platform, Role, SequentialIds, ValidationError
 from compliance_core.areas.api_keys import API_KEYS, NewApiKey
+from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.people import NewPerson, PersonPatch
 from compliance_core.areas.policies import (
     AcknowledgementFilter,
@@ -378,9 +379,10 @@ def test_acknowledgement_status_follows_a_simple_model(steps) -> None:
     } == signed
 
 
-def test_controls_are_linked_by_id_until_their_area_lands(platform, owner) -> None:
-    policy = platform.policies.create(owner, NewPolicy(name="P", control_ids=["ctl_a1", "ctl_b2", "ctl_a1"]))
-    assert policy.control_ids == ("ctl_a1", "ctl_b2")
+def test_controls_are_linked_by_id_each_once(platform, owner) -> None:
+    first, second = (platform.controls.create(owner, NewControl(name=name)).id for name in ("A", "B"))
+    policy = platform.policies.create(owner, NewPolicy(name="P", control_ids=[first, second, first]))
+    assert policy.control_ids == (first, second)
     assert platform.policies.update(owner, policy.id, PolicyPatch(control_ids=None)).control_ids == ()
     with pytest.raises(ValidationError) as raised:
         PolicyPatch(control_ids=["ctl_ok", 7])

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compliance_core import Conflict, Forbidden, NotFound, Role, ValidationError
+from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.risks import (
     AcceptanceLapse,
@@ -176,8 +177,9 @@ def test_a_change_that_keeps_the_scores_announces_no_score_change(platform, owne
 
 
 def test_links_to_controls_and_tasks_are_kept_once_each(platform, owner) -> None:
-    risk = _risk(platform, owner, control_ids=["ctl_1", "ctl_2", "ctl_1"], task_ids=["tsk_9"])
-    assert (risk.control_ids, risk.task_ids) == (("ctl_1", "ctl_2"), ("tsk_9",))
+    first, second = (platform.controls.create(owner, NewControl(name=name)).id for name in ("A", "B"))
+    risk = _risk(platform, owner, control_ids=[first, second, first], task_ids=["tsk_9"])
+    assert (risk.control_ids, risk.task_ids) == ((first, second), ("tsk_9",))
     cleared = platform.risks.update(owner, risk.id, RiskPatch(control_ids=None))
     assert cleared.control_ids == ()
     with pytest.raises(ValidationError) as caught:

@@ -45,6 +45,7 @@ from . import (
     m0018_acknowledgement_names,
     m0019_context,
     m0020_vendor_sort_indexes,
+    m0021_controls,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -72,6 +73,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0018_acknowledgement_names", m0018_acknowledgement_names.apply),
     ("0019_context", m0019_context.apply),
     ("0020_vendor_sort_indexes", m0020_vendor_sort_indexes.apply),
+    ("0021_controls", m0021_controls.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -37,6 +37,7 @@ from . import (
     m0020_acknowledgement_names,
     m0021_context,
     m0022_vendor_sort_indexes,
+    m0023_controls,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -67,6 +68,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0020_acknowledgement_names", m0020_acknowledgement_names.apply),
     ("0021_context", m0021_context.apply),
     ("0022_vendor_sort_indexes", m0022_vendor_sort_indexes.apply),
+    ("0023_controls", m0023_controls.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

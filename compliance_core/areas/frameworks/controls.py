@@ -1,0 +1,569 @@
+"""Controls: enabling a framework, the controls it makes (reusing those a mapping says already
+serve a requirement), what serves each control, and each control's status, derived.
+
+A control's status is never set by hand. The policies, risks, tasks and evidence that name it
+keep the link (``kernel.links``); this area reacts to each of their writes inside that write,
+keeps an index of the links, and moves the status when what serves the control changes,
+recording ``control.status_changed`` exactly once per change whatever caused it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from ...kernel.directory import Directory, every
+from ...kernel.errors import Conflict, NotFound, ValidationError
+from ...kernel.events import Event
+from ...kernel.links import Linkable
+from ...kernel.operations import Once, Standard, operation, page_of
+from ...kernel.page_cache import PageCache
+from ...kernel.pages import Page, PageRequest
+from ...kernel.permissions import Actor
+from ...kernel.records import fetch
+from ...kernel.registry import Area, Download, Route, Session
+from ...kernel.uow import Context, Tx, UnitOfWork
+from ...kernel.validation import text
+from . import catalogue_of
+from .catalogue import FrameworkCatalogue
+from .control_models import (
+    CONTROL_LINKS,
+    CONTROL_READ,
+    CONTROL_REQUIREMENTS,
+    CONTROL_WRITE,
+    CONTROLS,
+    ENABLED_FRAMEWORKS,
+    FRAMEWORK_ENABLE,
+    IMPORTED_MAPPINGS,
+    Control,
+    ControlCreated,
+    ControlDeleted,
+    ControlLink,
+    ControlLinkFilter,
+    ControlOrigin,
+    ControlPatch,
+    ControlRequirement,
+    ControlRequirementFilter,
+    ControlStatusChanged,
+    ControlUpdated,
+    EnabledFramework,
+    EnabledFrameworkFilter,
+    FrameworkDisabled,
+    FrameworkEnabled,
+    ImportedMappingFilter,
+    NewControl,
+    derive_status,
+)
+from .readiness import SVG, Readiness, readiness_of, svg_of
+
+__all__ = ["ControlService", "LinkRequest", "AREA"]
+
+_REUSING = frozenset({"equal", "subset"})
+"""Relations under which a requirement is served by a control of the requirement it maps to: the
+same requirement, or one that contains it."""
+
+
+@attrs.frozen(kw_only=True)
+class LinkRequest:
+    """A record to link to (or unlink from) a control, by what it is and its id."""
+
+    kind: str = attrs.field(converter=text(50))
+    """``policy``, ``risk`` (and ``task``, ``evidence`` once those areas exist)."""
+    target_id: str = attrs.field(converter=text(100))
+
+
+_TABLE = Standard(CONTROLS, id="control_id")
+_CONTROLS = "/v1/controls"
+_CONTROL = _CONTROLS + "/{control_id}"
+_FRAMEWORK = "/v1/frameworks/{framework_id}"
+
+
+@attrs.define
+class ControlService:
+    uow: UnitOfWork
+    pages: PageCache
+    catalogue: FrameworkCatalogue
+    linkables: tuple[Linkable, ...] = ()
+    _by_model: dict[type, Linkable] = attrs.field(init=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        self._by_model = {link.records.model: link for link in self.linkables}
+
+    # -- frameworks the organization takes on ----------------------------------------------
+
+    @operation(
+        FRAMEWORK_ENABLE,
+        Route(
+            "POST", _FRAMEWORK + "/enable", "Enable a framework: its controls, statement rows and task templates", 201
+        ),
+        result=EnabledFramework,
+    )
+    def enable(self, actor: Actor, framework_id: str) -> EnabledFramework:
+        """One control per requirement the framework implements with controls, except where a
+        mapping says a control of an enabled framework serves the requirement already (equal, or
+        a requirement containing it): that control is reused, so work done once counts twice."""
+        source, requirements = self._framework(framework_id)
+        organization_id = actor.organization_id
+        now = self.uow.clock.now()
+        with self.uow.write(actor) as tx:
+            enabled = every(tx[ENABLED_FRAMEWORKS], organization_id, EnabledFrameworkFilter())
+            if any(item.framework_id == framework_id for item in enabled):
+                raise Conflict(f"framework {framework_id} is already enabled", {"frameworkId": framework_id})
+            reuse = self._reusable(tx, organization_id, framework_id, [item.framework_id for item in enabled])
+            reused: dict[str, Control] = {}
+            for requirement in requirements:
+                control_id = reuse.get(requirement.id)
+                control = (
+                    None
+                    if control_id is None
+                    else reused.get(control_id) or tx[CONTROLS].get(organization_id, control_id)
+                )
+                if control is None:
+                    control = Control(
+                        id=self.uow.ids.new(CONTROLS.prefix),
+                        organization_id=organization_id,
+                        name=requirement.title[:255],
+                        code=requirement.label[:50],
+                        description=requirement.statement[:5000],
+                        origin=ControlOrigin.CATALOGUE,
+                        framework_ids=(framework_id,),
+                        created_at=now,
+                        updated_at=now,
+                    )
+                    tx[CONTROLS].add(control)
+                    tx.record(ControlCreated(organization_id=organization_id, subject=control))
+                elif framework_id not in control.framework_ids:
+                    previous = control
+                    control = attrs.evolve(
+                        control, framework_ids=(*control.framework_ids, framework_id), updated_at=now
+                    )
+                    tx[CONTROLS].update(control)
+                    tx.record(
+                        ControlUpdated(
+                            organization_id=organization_id,
+                            subject=control,
+                            previous={"framework_ids": previous.framework_ids},
+                        )
+                    )
+                    reused[control.id] = control
+                tx[CONTROL_REQUIREMENTS].add(
+                    ControlRequirement(
+                        id=self.uow.ids.new(CONTROL_REQUIREMENTS.prefix),
+                        organization_id=organization_id,
+                        framework_id=framework_id,
+                        requirement_id=requirement.id,
+                        label=requirement.label[:100],
+                        title=requirement.title[:255],
+                        control_id=control.id,
+                        control_status=control.status,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+            framework = EnabledFramework(
+                id=self.uow.ids.new(ENABLED_FRAMEWORKS.prefix),
+                organization_id=organization_id,
+                framework_id=framework_id,
+                name=source.name,
+                requirement_count=len(requirements),
+                created_at=now,
+            )
+            tx[ENABLED_FRAMEWORKS].add(framework)
+            tx.record(FrameworkEnabled(organization_id=organization_id, subject=framework))
+        return framework
+
+    @operation(
+        FRAMEWORK_ENABLE,
+        Route("POST", _FRAMEWORK + "/disable", "Disable a framework (its controls stay while they serve another)"),
+        result=None,
+    )
+    def disable(self, actor: Actor, framework_id: str) -> None:
+        """The framework's rows go; each of its controls loses the framework, and a control made
+        for it that serves no other framework and nothing links to goes too. Statements of
+        applicability already written stay, as the record of what was decided."""
+        organization_id = actor.organization_id
+        now = self.uow.clock.now()
+        with self.uow.write(actor) as tx:
+            enabled = every(tx[ENABLED_FRAMEWORKS], organization_id, EnabledFrameworkFilter(framework_id=framework_id))
+            if not enabled:
+                raise NotFound.resource("enabled framework", framework_id)
+            rows = every(tx[CONTROL_REQUIREMENTS], organization_id, ControlRequirementFilter(framework_id=framework_id))
+            for row in rows:
+                tx[CONTROL_REQUIREMENTS].delete(organization_id, row.id)
+            for control_id in dict.fromkeys(row.control_id for row in rows):
+                control = tx[CONTROLS].get(organization_id, control_id)
+                if control is None:
+                    continue
+                remaining = tuple(item for item in control.framework_ids if item != framework_id)
+                linked = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(control_id=control_id))
+                served = every(
+                    tx[CONTROL_REQUIREMENTS], organization_id, ControlRequirementFilter(control_id=control_id)
+                )
+                if not remaining and not served and not linked and control.origin is ControlOrigin.CATALOGUE:
+                    tx[CONTROLS].delete(organization_id, control_id)
+                    tx.record(ControlDeleted(organization_id=organization_id, subject=control))
+                elif remaining != control.framework_ids:
+                    changed = attrs.evolve(control, framework_ids=remaining, updated_at=now)
+                    tx[CONTROLS].update(changed)
+                    tx.record(
+                        ControlUpdated(
+                            organization_id=organization_id,
+                            subject=changed,
+                            previous={"framework_ids": control.framework_ids},
+                        )
+                    )
+            for item in enabled:
+                tx[ENABLED_FRAMEWORKS].delete(organization_id, item.id)
+                tx.record(FrameworkDisabled(organization_id=organization_id, subject=item))
+
+    @operation(
+        CONTROL_READ,
+        Route("GET", "/v1/frameworks/enabled", "List the frameworks the organization enabled"),
+        filters=EnabledFrameworkFilter,
+        paged=True,
+        result=EnabledFramework,
+    )
+    def enabled(
+        self, actor: Actor, filters: EnabledFrameworkFilter | None = None, page: PageRequest | None = None
+    ) -> Page[EnabledFramework]:
+        return page_of(self, ENABLED_FRAMEWORKS, actor, filters or EnabledFrameworkFilter(), page)
+
+    @operation(
+        CONTROL_READ,
+        Route("GET", _FRAMEWORK + "/controls", "An enabled framework's requirements with the control serving each"),
+        filters=ControlRequirementFilter,
+        paged=True,
+        result=ControlRequirement,
+    )
+    def requirement_controls(
+        self,
+        actor: Actor,
+        framework_id: str,
+        filters: ControlRequirementFilter | None = None,
+        page: PageRequest | None = None,
+    ) -> Page[ControlRequirement]:
+        """The rows of one framework: its requirement, the control serving it and that control's
+        status, its applicability; filtered by ``controlStatus``, ``applicable``, ``controlId``."""
+        self._enabled(actor, framework_id)
+        chosen = attrs.evolve(filters or ControlRequirementFilter(), framework_id=framework_id)
+        return page_of(self, CONTROL_REQUIREMENTS, actor, chosen, page)
+
+    @operation(
+        CONTROL_READ,
+        Route("GET", _FRAMEWORK + "/readiness", "How ready the organization is for an enabled framework"),
+        result=Readiness,
+    )
+    def readiness(self, actor: Actor, framework_id: str) -> Readiness:
+        """Of the requirements it applies, how many controls are implemented, in progress, not
+        started or stale, and the share implemented."""
+        framework = self._enabled(actor, framework_id)
+        with self.uow.read() as session:
+            rows = every(
+                session[CONTROL_REQUIREMENTS],
+                actor.organization_id,
+                ControlRequirementFilter(framework_id=framework_id),
+            )
+        return readiness_of(framework_id, framework.name, rows)
+
+    @operation(
+        CONTROL_READ,
+        Route("GET", _FRAMEWORK + "/readiness.svg", "The framework's readiness drawn as an SVG bar"),
+        result=Download,
+        media_type=SVG,
+    )
+    def readiness_svg(self, actor: Actor, framework_id: str) -> Download:
+        picture = svg_of(self.readiness(actor, framework_id))
+        return Download(filename=f"readiness-{framework_id}.svg", media_type=SVG, chunks=(picture,), inline=True)
+
+    # -- controls -----------------------------------------------------------------------------
+
+    list = _TABLE.list(CONTROL_READ, Route("GET", _CONTROLS, "List the organization's controls"))
+    get = _TABLE.get(CONTROL_READ, Route("GET", _CONTROL, "Read one control"))
+
+    @operation(
+        CONTROL_WRITE,
+        Route("POST", _CONTROLS, "Add a control of the organization's own", 201),
+        body=NewControl,
+        idempotent=True,
+        result=Control,
+        example={"name": "Quarterly access review", "code": "ORG-7", "ownerId": "per_..."},
+    )
+    def create(self, actor: Actor, data: NewControl, once: Once) -> Control:
+        now = self.uow.clock.now()
+
+        def create() -> Control:
+            Directory(tx).check_member(actor.organization_id, "ownerId", data.owner_id)
+            control = Control(
+                id=self.uow.ids.new(CONTROLS.prefix),
+                organization_id=actor.organization_id,
+                created_at=now,
+                updated_at=now,
+                **attrs.asdict(data, recurse=False),
+            )
+            tx[CONTROLS].add(control)
+            tx.record(ControlCreated(organization_id=actor.organization_id, subject=control))
+            return control
+
+        with self.uow.write(actor) as tx:
+            result: Control = once(tx, data, now, create)
+            return result
+
+    update = _TABLE.update(
+        CONTROL_WRITE,
+        Route("PATCH", _CONTROL, "Change a control's name, code, description or owner"),
+        body=ControlPatch,
+        event=ControlUpdated,
+        example={"ownerId": "per_..."},
+        check=lambda service, tx, actor, updated, previous: Directory(tx).check_member(
+            actor.organization_id, "ownerId", updated.owner_id if "owner_id" in previous else None
+        ),
+    )
+
+    @operation(CONTROL_WRITE, Route("DELETE", _CONTROL, "Delete a control that serves no requirement"), result=None)
+    def delete(self, actor: Actor, control_id: str) -> None:
+        """Only a control no enabled framework's requirement relies on (disable the framework or
+        the requirement's row first); records that named it keep their ids until they change."""
+        with self.uow.write(actor) as tx:
+            control = fetch(tx, CONTROLS, actor.organization_id, control_id)
+            if every(tx[CONTROL_REQUIREMENTS], actor.organization_id, ControlRequirementFilter(control_id=control_id)):
+                raise Conflict(
+                    f"control {control_id} serves requirements of an enabled framework", {"controlId": control_id}
+                )
+            for link in every(tx[CONTROL_LINKS], actor.organization_id, ControlLinkFilter(control_id=control_id)):
+                self._unlink(tx, actor.organization_id, control_id, link.kind, link.target_id)
+            for link in every(tx[CONTROL_LINKS], actor.organization_id, ControlLinkFilter(control_id=control_id)):
+                tx[CONTROL_LINKS].delete(actor.organization_id, link.id)
+            tx[CONTROLS].delete(actor.organization_id, control_id)
+            tx.record(ControlDeleted(organization_id=actor.organization_id, subject=control))
+
+    @operation(
+        CONTROL_READ,
+        Route("GET", _CONTROL + "/links", "What names the control: policies, risks, tasks, evidence"),
+        filters=ControlLinkFilter,
+        paged=True,
+        result=ControlLink,
+    )
+    def links(
+        self, actor: Actor, control_id: str, filters: ControlLinkFilter | None = None, page: PageRequest | None = None
+    ) -> Page[ControlLink]:
+        chosen = attrs.evolve(filters or ControlLinkFilter(), control_id=control_id)
+        return page_of(self, CONTROL_LINKS, actor, chosen, page, under=(CONTROLS, control_id))
+
+    @operation(
+        CONTROL_WRITE,
+        Route("POST", _CONTROL + "/link", "Link a policy, risk, task or evidence to the control"),
+        body=LinkRequest,
+        result=Control,
+        example={"kind": "policy", "targetId": "pol_..."},
+    )
+    def link(self, actor: Actor, control_id: str, data: LinkRequest) -> Control:
+        """The record itself gains the control's id (it keeps its links), as if its own area had
+        been asked: its ``.updated`` event is recorded, and the control's status follows."""
+        linkable = self._linkable(data.kind)
+        with self.uow.write(actor) as tx:
+            fetch(tx, CONTROLS, actor.organization_id, control_id)
+            record = fetch(tx, linkable.records, actor.organization_id, data.target_id)
+            ids = linkable.control_ids(record)
+            if control_id not in ids:
+                self._relink(tx, linkable, record, (*ids, control_id))
+        return self._control(actor, control_id)
+
+    @operation(
+        CONTROL_WRITE,
+        Route("POST", _CONTROL + "/unlink", "Unlink a policy, risk, task or evidence from the control"),
+        body=LinkRequest,
+        result=Control,
+        example={"kind": "policy", "targetId": "pol_..."},
+    )
+    def unlink(self, actor: Actor, control_id: str, data: LinkRequest) -> Control:
+        with self.uow.write(actor) as tx:
+            fetch(tx, CONTROLS, actor.organization_id, control_id)
+            self._unlink(tx, actor.organization_id, control_id, self._linkable(data.kind).kind, data.target_id)
+        return self._control(actor, control_id)
+
+    def _control(self, actor: Actor, control_id: str) -> Control:
+        """The control as the write left it (its status moved by the reaction at the write's end)."""
+        with self.uow.read() as session:
+            return fetch(session, CONTROLS, actor.organization_id, control_id)
+
+    # -- keeping statuses exact ------------------------------------------------------------
+
+    def react(self, tx: Tx, event: Event) -> None:
+        """Inside every write: a record that can serve controls changed, so its links and the
+        statuses of the controls it serves (before and after) are brought up to date."""
+        linkable = self._by_model.get(type(event.subject))
+        if linkable is not None:
+            self._sync(tx, linkable, event.subject)
+
+    def _sync(self, tx: Tx, linkable: Linkable, record: Any) -> None:
+        organization_id = record.organization_id
+        now = self.uow.clock.now()
+        state = linkable.state(record, now)
+        wanted = dict.fromkeys(linkable.control_ids(record)) if state is not None else {}
+        for control_id in wanted:
+            if tx[CONTROLS].get(organization_id, control_id) is None:
+                raise ValidationError.field("controlIds", control_id, "names no control of the organization")
+        existing = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(kind=linkable.kind, target_id=record.id))
+        touched: list[str] = []
+        for link in existing:
+            if link.control_id not in wanted:
+                tx[CONTROL_LINKS].delete(organization_id, link.id)
+                touched.append(link.control_id)
+            elif link.state != state:
+                assert state is not None
+                tx[CONTROL_LINKS].update(attrs.evolve(link, state=state, updated_at=now))
+                touched.append(link.control_id)
+        kept = {link.control_id for link in existing}
+        for control_id in wanted:
+            if control_id not in kept:
+                assert state is not None
+                tx[CONTROL_LINKS].add(
+                    ControlLink(
+                        id=self.uow.ids.new(CONTROL_LINKS.prefix),
+                        organization_id=organization_id,
+                        control_id=control_id,
+                        kind=linkable.kind,
+                        target_id=record.id,
+                        state=state,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+                touched.append(control_id)
+        for control_id in dict.fromkeys(touched):
+            self._restate(tx, organization_id, control_id, now)
+
+    def _restate(self, tx: Tx, organization_id: str, control_id: str, now: dt.datetime) -> None:
+        control = tx[CONTROLS].get(organization_id, control_id)
+        if control is None:
+            return
+        links = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(control_id=control_id))
+        status = derive_status([link.state for link in links])
+        if status is control.status:
+            return
+        changed = attrs.evolve(control, status=status, status_changed_at=now, updated_at=now)
+        tx[CONTROLS].update(changed)
+        for row in every(tx[CONTROL_REQUIREMENTS], organization_id, ControlRequirementFilter(control_id=control_id)):
+            tx[CONTROL_REQUIREMENTS].update(attrs.evolve(row, control_status=status, updated_at=now))
+        tx.record(
+            ControlStatusChanged(organization_id=organization_id, subject=changed, previous={"status": control.status})
+        )
+
+    def _relink(self, tx: Tx, linkable: Linkable, record: Any, ids: tuple[str, ...]) -> None:
+        changes: dict[str, Any] = {linkable.field: ids}
+        if "updated_at" in attrs.fields_dict(type(record)):
+            changes["updated_at"] = self.uow.clock.now()
+        updated = attrs.evolve(record, **changes)
+        tx[linkable.records].update(updated)
+        tx.record(
+            linkable.updated(
+                organization_id=record.organization_id,
+                subject=updated,
+                previous={linkable.field: linkable.control_ids(record)},
+            )
+        )
+
+    def _unlink(self, tx: Tx, organization_id: str, control_id: str, kind: str, target_id: str) -> None:
+        linkable = self._linkable(kind)
+        record = fetch(tx, linkable.records, organization_id, target_id)
+        ids = linkable.control_ids(record)
+        if control_id in ids:
+            self._relink(tx, linkable, record, tuple(item for item in ids if item != control_id))
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _linkable(self, kind: str) -> Linkable:
+        for linkable in self.linkables:
+            if linkable.kind == kind:
+                return linkable
+        known = ", ".join(linkable.kind for linkable in self.linkables)
+        raise ValidationError.field("kind", kind, f"must be one of: {known}")
+
+    def _framework(self, framework_id: str) -> tuple[Any, tuple[Any, ...]]:
+        source = self.catalogue.source(framework_id)
+        if source is None or self.catalogue.catalog(framework_id) is None:
+            raise NotFound.resource("framework", framework_id)
+        return source, self.catalogue.actionable(framework_id)
+
+    def _enabled(self, actor: Actor, framework_id: str) -> EnabledFramework:
+        with self.uow.read() as session:
+            found = every(
+                session[ENABLED_FRAMEWORKS], actor.organization_id, EnabledFrameworkFilter(framework_id=framework_id)
+            )
+        if not found:
+            raise NotFound.resource("enabled framework", framework_id)
+        enabled: EnabledFramework = found[0]
+        return enabled
+
+    def _reusable(
+        self, session: Session, organization_id: str, framework_id: str, others: Iterable[str]
+    ) -> dict[str, str]:
+        """For each requirement of ``framework_id``, the control already serving a requirement
+        of an enabled framework that it maps to under a reusing relation (first found wins:
+        frameworks in the order they were enabled, the catalogue's mappings before imported ones)."""
+        reuse: dict[str, str] = {}
+        for other in others:
+            served = {
+                row.requirement_id: row.control_id
+                for row in every(
+                    session[CONTROL_REQUIREMENTS], organization_id, ControlRequirementFilter(framework_id=other)
+                )
+            }
+            for source_requirement, target_requirement, relation in self._mappings(
+                session, organization_id, framework_id, other
+            ):
+                if relation in _REUSING and target_requirement in served:
+                    reuse.setdefault(source_requirement, served[target_requirement])
+        return reuse
+
+    def _mappings(
+        self, session: Session, organization_id: str, source: str, target: str
+    ) -> tuple[tuple[str, str, str], ...]:
+        """(source requirement, target requirement, relation) from ``source`` to ``target``:
+        the catalogue's, then the organization's imported ones (either direction)."""
+        found: builtins.list[tuple[str, str, str]] = [
+            (item.source_requirement, item.target_requirement, str(item.relation))
+            for item in self.catalogue.mappings_between(source, target)
+        ]
+        inverse = {"subset": "superset", "superset": "subset"}
+        for row in every(
+            session[IMPORTED_MAPPINGS],
+            organization_id,
+            ImportedMappingFilter(source_framework=source, target_framework=target),
+        ):
+            found.append((row.source_requirement, row.target_requirement, row.relation))
+        for row in every(
+            session[IMPORTED_MAPPINGS],
+            organization_id,
+            ImportedMappingFilter(source_framework=target, target_framework=source),
+        ):
+            found.append((row.target_requirement, row.source_requirement, inverse.get(row.relation, row.relation)))
+        return tuple(found)
+
+
+def _service(context: Context) -> ControlService:
+    service = ControlService(context.uow, context.pages, catalogue_of(context), context.links)
+    context.uow.react(service.react)
+    return service
+
+
+AREA = Area(
+    name="controls",
+    tag="SOA",
+    service=_service,
+    api=ControlService,
+    actions=(CONTROL_READ, CONTROL_WRITE, FRAMEWORK_ENABLE),
+    records=(ENABLED_FRAMEWORKS, CONTROLS, CONTROL_REQUIREMENTS, CONTROL_LINKS, IMPORTED_MAPPINGS),
+    events=(
+        FrameworkEnabled,
+        FrameworkDisabled,
+        ControlCreated,
+        ControlUpdated,
+        ControlDeleted,
+        ControlStatusChanged,
+    ),
+)
