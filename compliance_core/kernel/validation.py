@@ -49,6 +49,7 @@ __all__ = [
     "email",
     "optional_id",
     "id_list",
+    "object_list",
     "UNSET",
     "Unset",
     "COUNTRIES",
@@ -615,4 +616,44 @@ def id_list(max_items: int) -> Checked:
             "items": {"type": "string", "pattern": _ID.pattern, "maxLength": 64},
             "description": "null means none; repeated identifiers are kept once",
         },
+    )
+
+
+def _entry(model: type, where: str, item: Any) -> Any:
+    """One entry of a list of objects, from its wire object (or the model itself, in-process),
+    its errors named by where it sits (``change[2].answer``)."""
+    if isinstance(item, model):
+        return item
+    if not isinstance(item, dict):
+        raise ValidationError.field(where, item, "must be an object")
+    known = {field.name for field in attrs.fields(model)}
+    for key in item:
+        if key not in known:
+            raise ValidationError.field(f"{where}.{key}", item[key], "unknown field")
+    for field in attrs.fields(model):
+        if field.default is attrs.NOTHING and field.name not in item:
+            raise ValidationError.field(f"{where}.{field.name}", None, "is required")
+    try:
+        return model(**item)
+    except ValidationError as error:
+        details = {**error.details, "field": f"{where}.{error.details['field']}"}
+        raise ValidationError(f"{details['field']}: {details['reason']}", details) from None
+
+
+def object_list(model: type, wire: str, max_items: int) -> Checked:
+    """A list of up to ``max_items`` objects of ``model`` (null: none), each checked by the
+    model's own converters, an error naming the entry and its field (``mappings[3].relation``)."""
+
+    def check(value: Any, field: attrs.Attribute[Any]) -> Any:
+        if value is None:
+            return ()
+        if not isinstance(value, (list, tuple)):
+            raise ValidationError.field(wire, value, "must be a list")
+        if len(value) > max_items:
+            raise ValidationError.field(wire, len(value), f"at most {max_items} entries")
+        return tuple(_entry(model, f"{wire}[{index}]", item) for index, item in enumerate(value))
+
+    return register_schema(
+        Checked(check, takes_field=True),
+        {"type": "array", "maxItems": max_items, "nullable": True, "description": "null means none", "items": model},
     )

@@ -18,6 +18,7 @@ from ...kernel.validation import (
     Patch,
     Unset,
     id_list,
+    object_list,
     patch_field,
     register_schema,
     schema_of,
@@ -142,49 +143,12 @@ class ContextEdit:
         }
 
 
-def _item(model: type, where: str, item: Any) -> Any:
-    """One entry of an update's list, from its wire object (or the model itself, in-process),
-    its errors named by where it sits (``change[2].answer``)."""
-    if isinstance(item, model):
-        return item
-    if not isinstance(item, dict):
-        raise ValidationError.field(where, item, "must be an object")
-    known = {field.name for field in attrs.fields(model)}
-    for key in item:
-        if key not in known:
-            raise ValidationError.field(f"{where}.{key}", item[key], "unknown field")
-    for field in attrs.fields(model):
-        if field.default is attrs.NOTHING and field.name not in item:
-            raise ValidationError.field(f"{where}.{field.name}", None, "is required")
-    try:
-        return model(**item)
-    except ValidationError as error:
-        details = {**error.details, "field": f"{where}.{error.details['field']}"}
-        raise ValidationError(f"{details['field']}: {details['reason']}", details) from None
-
-
-def _items(model: type, wire: str) -> Checked:
-    def check(value: Any, field: attrs.Attribute[Any]) -> Any:
-        if value is None:
-            return ()
-        if not isinstance(value, (list, tuple)):
-            raise ValidationError.field(wire, value, "must be a list")
-        if len(value) > MAX_EDITS:
-            raise ValidationError.field(wire, len(value), f"at most {MAX_EDITS} entries")
-        return tuple(_item(model, f"{wire}[{index}]", item) for index, item in enumerate(value))
-
-    return register_schema(
-        Checked(check, takes_field=True),
-        {"type": "array", "maxItems": MAX_EDITS, "nullable": True, "description": "null means none", "items": model},
-    )
-
-
 @attrs.frozen(kw_only=True)
 class ContextUpdate:
     """Answers to add, change and remove in one write, which keeps one snapshot."""
 
-    add: tuple[NewContextEntry, ...] = attrs.field(default=(), converter=_items(NewContextEntry, "add"))
-    change: tuple[ContextEdit, ...] = attrs.field(default=(), converter=_items(ContextEdit, "change"))
+    add: tuple[NewContextEntry, ...] = attrs.field(default=(), converter=object_list(NewContextEntry, "add", MAX_EDITS))
+    change: tuple[ContextEdit, ...] = attrs.field(default=(), converter=object_list(ContextEdit, "change", MAX_EDITS))
     remove: tuple[str, ...] = attrs.field(default=(), converter=id_list(MAX_EDITS))
 
 
