@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -84,7 +84,7 @@ class FrameworkService:
     @operation(FRAMEWORK_READ, Route("GET", _ALL, "List the frameworks of the catalogue"), paged=True, result=Framework)
     def list(self, actor: Actor, page: PageRequest | None = None) -> Page[Framework]:
         frameworks = [self._framework(source) for source in self.catalogue.installed()]
-        return _page(frameworks, page or PageRequest())
+        return page_in_memory(frameworks, page or PageRequest())
 
     @operation(FRAMEWORK_READ, Route("GET", _ONE, "Read one framework with its requirement groups"), result=Framework)
     def get(self, actor: Actor, framework_id: str) -> Framework:
@@ -103,7 +103,7 @@ class FrameworkService:
         catalog = self.catalogue.catalog(self._source(framework_id).id)
         assert catalog is not None
         chosen = filters or RequirementFilter()
-        return _page([item for item in catalog.requirements if chosen.matches(item)], page or PageRequest())
+        return page_in_memory([item for item in catalog.requirements if chosen.matches(item)], page or PageRequest())
 
     @operation(
         FRAMEWORK_READ, Route("GET", _REQUIREMENTS + "/{requirement_id}", "Read one requirement"), result=Requirement
@@ -147,11 +147,16 @@ def catalogue_of(context: Context) -> FrameworkCatalogue:
     )
 
 
-_Item = TypeVar("_Item", Framework, Requirement)
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
 
 
-def _page(items: Sequence[_Item], request: PageRequest) -> Page[_Item]:
-    """A page of an in-memory list in the catalogue's order; a cursor walk continues after the
+_Item = TypeVar("_Item", bound=_Identified)
+
+
+def page_in_memory(items: Sequence[_Item], request: PageRequest) -> Page[_Item]:
+    """A page of a list the catalogue gives, in its order; a cursor walk continues after the
     id it last served (a cursor naming no item of the list is refused)."""
     if not request.walk:
         start = (request.page - 1) * request.per_page

@@ -24,11 +24,11 @@ from ...kernel.operations import Once, Standard, operation, page_of
 from ...kernel.page_cache import PageCache
 from ...kernel.pages import Page, PageRequest
 from ...kernel.permissions import Actor
-from ...kernel.records import fetch
+from ...kernel.records import Filter, fetch
 from ...kernel.registry import Area, Download, Route, Session
 from ...kernel.uow import Context, Tx, UnitOfWork
-from ...kernel.validation import text
-from . import catalogue_of
+from ...kernel.validation import blank_text, object_list, optional_text, text
+from . import catalogue_of, page_in_memory
 from .catalogue import FrameworkCatalogue
 from .control_models import (
     CONTROL_LINKS,
@@ -54,13 +54,27 @@ from .control_models import (
     EnabledFrameworkFilter,
     FrameworkDisabled,
     FrameworkEnabled,
+    ImportedMapping,
     ImportedMappingFilter,
+    MappingImported,
     NewControl,
     derive_status,
 )
 from .readiness import SVG, Readiness, readiness_of, svg_of
 
-__all__ = ["ControlService", "LinkRequest", "AREA"]
+__all__ = [
+    "ControlService",
+    "LinkRequest",
+    "MappingEntry",
+    "MappingImport",
+    "MappingPair",
+    "MappingFilter",
+    "MappingImportReport",
+    "AREA",
+]
+
+MAX_MAPPINGS = 5000
+"""Pairs one import holds: NIST's SP 800-53 to ISO 27001 crosswalk has about a thousand."""
 
 _REUSING = frozenset({"equal", "subset"})
 """Relations under which a requirement is served by a control of the requirement it maps to: the
@@ -74,6 +88,61 @@ class LinkRequest:
     kind: str = attrs.field(converter=text(50))
     """``policy``, ``risk`` (and ``task``, ``evidence`` once those areas exist)."""
     target_id: str = attrs.field(converter=text(100))
+
+
+RELATIONS = ("equal", "subset", "superset", "intersects")
+
+
+@attrs.frozen(kw_only=True)
+class MappingEntry:
+    """One pair of a mapping: ``source`` is ``relation`` to ``target`` (a subset of it, say)."""
+
+    source: str = attrs.field(converter=text(100))
+    target: str = attrs.field(converter=text(100))
+    relation: str = attrs.field(converter=text(20))
+
+
+@attrs.frozen(kw_only=True)
+class MappingImport:
+    """A crosswalk between two frameworks of the catalogue, as the catalogue's own mapping files
+    are written: a licensed one, or the organization's own."""
+
+    source_framework: str = attrs.field(converter=text(100))
+    target_framework: str = attrs.field(converter=text(100))
+    publisher: str = attrs.field(default="", converter=blank_text(200))
+    mappings: tuple[MappingEntry, ...] = attrs.field(converter=object_list(MappingEntry, "mappings", MAX_MAPPINGS))
+
+
+@attrs.frozen(kw_only=True)
+class MappingPair:
+    """A mapping between two requirements, from the catalogue or imported by the organization."""
+
+    id: str
+    source_framework: str
+    source_requirement: str
+    target_framework: str
+    target_requirement: str
+    relation: str
+    publisher: str
+    imported: bool
+
+
+@attrs.frozen(kw_only=True)
+class MappingImportReport:
+    source_framework: str
+    target_framework: str
+    imported: int
+    """Pairs kept by this import."""
+    already: int
+    """Pairs the organization had imported before, not kept twice."""
+
+
+@attrs.frozen(kw_only=True)
+class MappingFilter(Filter):
+    """``sourceFramework`` and ``targetFramework`` are required: a mapping is read per pair."""
+
+    source_framework: str | None = attrs.field(default=None, converter=optional_text(100))
+    target_framework: str | None = attrs.field(default=None, converter=optional_text(100))
 
 
 _TABLE = Standard(CONTROLS, id="control_id")
@@ -390,6 +459,175 @@ class ControlService:
         with self.uow.read() as session:
             return fetch(session, CONTROLS, actor.organization_id, control_id)
 
+    # -- mappings ---------------------------------------------------------------------------
+
+    @operation(
+        CONTROL_READ,
+        Route("GET", "/v1/mappings", "The mappings from one framework's requirements to another's"),
+        filters=MappingFilter,
+        paged=True,
+        result=MappingPair,
+    )
+    def mappings(
+        self, actor: Actor, filters: MappingFilter | None = None, page: PageRequest | None = None
+    ) -> Page[MappingPair]:
+        """The catalogue's pairs, then those the organization imported, oriented from
+        ``sourceFramework`` to ``targetFramework`` (a pair stored the other way round is turned,
+        subset becoming superset)."""
+        chosen = filters or MappingFilter()
+        for field, value in (
+            ("sourceFramework", chosen.source_framework),
+            ("targetFramework", chosen.target_framework),
+        ):
+            if value is None:
+                raise ValidationError.field(field, value, "is required: mappings are read per pair of frameworks")
+        source, target = str(chosen.source_framework), str(chosen.target_framework)
+        pairs = [
+            MappingPair(
+                id=f"{source}:{item.source_requirement}>{target}:{item.target_requirement}",
+                source_framework=source,
+                source_requirement=item.source_requirement,
+                target_framework=target,
+                target_requirement=item.target_requirement,
+                relation=str(item.relation),
+                publisher=item.publisher,
+                imported=False,
+            )
+            for item in self.catalogue.mappings_between(source, target)
+        ]
+        with self.uow.read() as session:
+            for row in self._imported(session, actor.organization_id, source, target):
+                pairs.append(row)
+        return page_in_memory(pairs, page or PageRequest())
+
+    @operation(
+        CONTROL_WRITE,
+        Route("POST", "/v1/mappings/import", "Import a mapping between two frameworks' requirements", 201),
+        body=MappingImport,
+        result=MappingImportReport,
+        example={
+            "sourceFramework": "iso-27001-2022",
+            "targetFramework": "soc2-tsc-2017",
+            "publisher": "Our auditor's crosswalk",
+            "mappings": [{"source": "a.5.15", "target": "cc6.1", "relation": "subset"}],
+        },
+    )
+    def import_mappings(self, actor: Actor, data: MappingImport) -> MappingImportReport:
+        """Every pair is checked against the catalogue (both requirements exist, the relation is
+        one of equal, subset, superset, intersects) before any is kept; a pair already imported
+        is not kept twice. Frameworks enabled later reuse controls through these pairs."""
+        errors = []
+        for field, framework in (
+            ("sourceFramework", data.source_framework),
+            ("targetFramework", data.target_framework),
+        ):
+            if self.catalogue.catalog(framework) is None:
+                errors.append(ValidationError.field(field, framework, "is no framework of the catalogue"))
+        if errors:
+            raise ValidationError.every(errors)
+        known = {
+            framework: {item.id for item in self._requirements(framework)}
+            for framework in (data.source_framework, data.target_framework)
+        }
+        for index, entry in enumerate(data.mappings):
+            if entry.source not in known[data.source_framework]:
+                errors.append(
+                    ValidationError.field(
+                        f"mappings[{index}].source", entry.source, "is no requirement of sourceFramework"
+                    )
+                )
+            if entry.target not in known[data.target_framework]:
+                errors.append(
+                    ValidationError.field(
+                        f"mappings[{index}].target", entry.target, "is no requirement of targetFramework"
+                    )
+                )
+            if entry.relation not in RELATIONS:
+                errors.append(
+                    ValidationError.field(
+                        f"mappings[{index}].relation", entry.relation, f"must be one of: {', '.join(RELATIONS)}"
+                    )
+                )
+        if errors:
+            raise ValidationError.every(errors)
+        now = self.uow.clock.now()
+        organization_id = actor.organization_id
+        with self.uow.write(actor) as tx:
+            kept = {
+                (row.source_requirement, row.target_requirement, row.relation)
+                for row in every(
+                    tx[IMPORTED_MAPPINGS],
+                    organization_id,
+                    ImportedMappingFilter(
+                        source_framework=data.source_framework, target_framework=data.target_framework
+                    ),
+                )
+            }
+            imported = 0
+            for entry in data.mappings:
+                if (entry.source, entry.target, entry.relation) in kept:
+                    continue
+                imported += 1
+                kept.add((entry.source, entry.target, entry.relation))
+                row = ImportedMapping(
+                    id=self.uow.ids.new(IMPORTED_MAPPINGS.prefix),
+                    organization_id=organization_id,
+                    source_framework=data.source_framework,
+                    source_requirement=entry.source,
+                    target_framework=data.target_framework,
+                    target_requirement=entry.target,
+                    relation=entry.relation,
+                    publisher=data.publisher,
+                    created_at=now,
+                )
+                tx[IMPORTED_MAPPINGS].add(row)
+                tx.record(MappingImported(organization_id=organization_id, subject=row))
+        return MappingImportReport(
+            source_framework=data.source_framework,
+            target_framework=data.target_framework,
+            imported=imported,
+            already=len(data.mappings) - imported,
+        )
+
+    def _imported(self, session: Session, organization_id: str, source: str, target: str) -> builtins.list[MappingPair]:
+        pairs = []
+        inverse = {"subset": "superset", "superset": "subset"}
+        for row in every(
+            session[IMPORTED_MAPPINGS],
+            organization_id,
+            ImportedMappingFilter(source_framework=source, target_framework=target),
+        ):
+            pairs.append(
+                MappingPair(
+                    id=row.id,
+                    source_framework=source,
+                    source_requirement=row.source_requirement,
+                    target_framework=target,
+                    target_requirement=row.target_requirement,
+                    relation=row.relation,
+                    publisher=row.publisher,
+                    imported=True,
+                )
+            )
+        for row in every(
+            session[IMPORTED_MAPPINGS],
+            organization_id,
+            ImportedMappingFilter(source_framework=target, target_framework=source),
+        ):
+            pairs.append(
+                MappingPair(
+                    id=row.id,
+                    source_framework=source,
+                    source_requirement=row.target_requirement,
+                    target_framework=target,
+                    target_requirement=row.source_requirement,
+                    relation=inverse.get(row.relation, row.relation),
+                    publisher=row.publisher,
+                    imported=True,
+                )
+            )
+        return pairs
+
     # -- keeping statuses exact ------------------------------------------------------------
 
     def react(self, tx: Tx, event: Event) -> None:
@@ -525,24 +763,19 @@ class ControlService:
     ) -> tuple[tuple[str, str, str], ...]:
         """(source requirement, target requirement, relation) from ``source`` to ``target``:
         the catalogue's, then the organization's imported ones (either direction)."""
-        found: builtins.list[tuple[str, str, str]] = [
+        catalogued = [
             (item.source_requirement, item.target_requirement, str(item.relation))
             for item in self.catalogue.mappings_between(source, target)
         ]
-        inverse = {"subset": "superset", "superset": "subset"}
-        for row in every(
-            session[IMPORTED_MAPPINGS],
-            organization_id,
-            ImportedMappingFilter(source_framework=source, target_framework=target),
-        ):
-            found.append((row.source_requirement, row.target_requirement, row.relation))
-        for row in every(
-            session[IMPORTED_MAPPINGS],
-            organization_id,
-            ImportedMappingFilter(source_framework=target, target_framework=source),
-        ):
-            found.append((row.target_requirement, row.source_requirement, inverse.get(row.relation, row.relation)))
-        return tuple(found)
+        imported = [
+            (pair.source_requirement, pair.target_requirement, pair.relation)
+            for pair in self._imported(session, organization_id, source, target)
+        ]
+        return (*catalogued, *imported)
+
+    def _requirements(self, framework_id: str) -> tuple[Any, ...]:
+        catalog = self.catalogue.catalog(framework_id)
+        return () if catalog is None else catalog.requirements
 
 
 def _service(context: Context) -> ControlService:
@@ -565,5 +798,6 @@ AREA = Area(
         ControlUpdated,
         ControlDeleted,
         ControlStatusChanged,
+        MappingImported,
     ),
 )
