@@ -20,6 +20,7 @@ import attrs
 from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
 from ..kernel.errors import Conflict, ValidationError
 from ..kernel.events import Event
+from ..kernel.links import Linkable, LinkState
 from ..kernel.operations import Once, Standard, operation, page_of
 from ..kernel.page_cache import PageCache
 from ..kernel.pages import Page, PageRequest
@@ -108,7 +109,7 @@ class Finding:
     task_id: str | None = None
     """The task the finding was raised against (not checked yet: no tasks area exists)."""
     control_id: str | None = None
-    """The control it concerns (not checked yet: no controls area exists)."""
+    """The control it concerns: a control of the organization."""
     created_by: str | None = None
     created_at: dt.datetime
     updated_at: dt.datetime
@@ -395,4 +396,14 @@ AREA = Area(
     actions=(FINDING_READ, FINDING_CREATE, FINDING_UPDATE, FINDING_CLOSE, FINDING_REVIEW, FINDING_HISTORY),
     records=(FINDINGS,),
     events=(FindingCreated, FindingUpdated, FindingSeverityChanged),
+    links=(
+        Linkable(
+            kind="finding",
+            records=FINDINGS,
+            state=lambda finding, now: LinkState.CONTEXT,
+            updated=FindingUpdated,
+            field="control_id",
+        ),
+    ),
 )
+"""A finding names the control it concerns; it tells about the control and implements nothing."""

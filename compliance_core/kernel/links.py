@@ -48,7 +48,8 @@ class Linkable:
         counts at all (archived)
     :param updated: the event its area records when a record's fields change: the controls area
         records it when it links or unlinks a record, with ``previous`` holding the old ids
-    :param field: the record's field holding the control ids
+    :param field: the record's field holding the control ids, or the one control's id (a
+        finding concerns one control: linking it to another moves it)
     """
 
     kind: str
@@ -58,4 +59,13 @@ class Linkable:
     field: str = "control_ids"
 
     def control_ids(self, record: Any) -> tuple[str, ...]:
-        return tuple(getattr(record, self.field))
+        value = getattr(record, self.field)
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else tuple(value)
+
+    def holding(self, record: Any, control_ids: tuple[str, ...]) -> Any:
+        """The value of ``field`` that names ``control_ids`` (for a one-control field, the last)."""
+        if isinstance(getattr(record, self.field), tuple):
+            return control_ids
+        return control_ids[-1] if control_ids else None

@@ -92,7 +92,8 @@ def test_roles(api: Api, as_role: Any) -> None:
 
 def test_auditors_send_findings_back_with_a_note_and_close_them(api: Api, as_role: Any) -> None:
     auditor = as_role("auditor")
-    finding = create(api, taskId="tsk_1", controlId="ctl_2")
+    control = api.post("/v1/controls", {"name": "Access review"}).json["id"]
+    finding = create(api, taskId="tsk_1", controlId=control)
     path = f"{ROOT}/{finding['id']}"
     error(auditor.post(path + "/request-revision", {}), 400, "validation_error", "note")
     error(api.patch(path, {"status": "needs_revision"}), 400, "validation_error", "revisionNote")
@@ -104,7 +105,7 @@ def test_auditors_send_findings_back_with_a_note_and_close_them(api: Api, as_rol
         "ready_for_review",
         None,
         "tsk_1",
-        "ctl_2",
+        control,
     )
     assert auditor.post(path + "/close").json["status"] == "closed"
     error(auditor.post(path + "/request-revision", {"note": "again"}), 409, "conflict", "status")

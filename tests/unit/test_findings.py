@@ -113,11 +113,17 @@ def test_filters_roles_and_isolation(platform, owner, actor_as, other_org) -> No
 def test_links_to_a_task_a_control_and_a_template(platform, owner) -> None:
     from compliance_core.areas.finding_templates import NewFindingTemplate
 
+    from compliance_core.areas.frameworks.control_models import NewControl
+
     template = platform.finding_templates.create(owner, NewFindingTemplate(category="evidence_issue", title="Old"))
+    control = platform.controls.create(owner, NewControl(name="Access review")).id
     finding = platform.findings.create(
-        owner, NewFinding(title="Gap", severity="low", task_id="tsk_1", control_id="ctl_7", template_id=template.id)
+        owner, NewFinding(title="Gap", severity="low", task_id="tsk_1", control_id=control, template_id=template.id)
     )
-    assert (finding.task_id, finding.control_id, finding.template_id) == ("tsk_1", "ctl_7", template.id)
+    assert (finding.task_id, finding.control_id, finding.template_id) == ("tsk_1", control, template.id)
+    with pytest.raises(ValidationError) as unknown:
+        platform.findings.create(owner, NewFinding(title="Gap", severity="low", control_id="ctl_7"))
+    assert (unknown.value.details["field"], unknown.value.details["value"]) == ("controlId", "ctl_7")
     assert [f.id for f in platform.findings.list(owner, FindingFilter(task_id="tsk_1")).items] == [finding.id]
     assert platform.findings.list(owner, FindingFilter(control_id="ctl_8")).total == 0
     moved = platform.findings.update(owner, finding.id, FindingPatch(task_id="tsk_2", control_id=None))

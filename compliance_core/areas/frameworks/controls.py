@@ -27,7 +27,7 @@ from ...kernel.permissions import Actor
 from ...kernel.records import Filter, fetch
 from ...kernel.registry import Area, Download, Route, Session
 from ...kernel.uow import Context, Tx, UnitOfWork
-from ...kernel.validation import blank_text, object_list, optional_text, text
+from ...kernel.validation import blank_text, object_list, optional_text, text, wire_name
 from . import catalogue_of, page_in_memory
 from .catalogue import FrameworkCatalogue
 from .control_models import (
@@ -644,7 +644,7 @@ class ControlService:
         wanted = dict.fromkeys(linkable.control_ids(record)) if state is not None else {}
         for control_id in wanted:
             if tx[CONTROLS].get(organization_id, control_id) is None:
-                raise ValidationError.field("controlIds", control_id, "names no control of the organization")
+                raise ValidationError.field(wire_name(linkable.field), control_id, "names no control of the organization")
         existing = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(kind=linkable.kind, target_id=record.id))
         touched: list[str] = []
         for link in existing:
@@ -692,7 +692,7 @@ class ControlService:
         )
 
     def _relink(self, tx: Tx, linkable: Linkable, record: Any, ids: tuple[str, ...]) -> None:
-        changes: dict[str, Any] = {linkable.field: ids}
+        changes: dict[str, Any] = {linkable.field: linkable.holding(record, ids)}
         if "updated_at" in attrs.fields_dict(type(record)):
             changes["updated_at"] = self.uow.clock.now()
         updated = attrs.evolve(record, **changes)
@@ -701,7 +701,7 @@ class ControlService:
             linkable.updated(
                 organization_id=record.organization_id,
                 subject=updated,
-                previous={linkable.field: linkable.control_ids(record)},
+                previous={linkable.field: getattr(record, linkable.field)},
             )
         )
 

@@ -126,7 +126,8 @@ class Policy:
     assignee_id: str | None = None
     """The person who owns the policy's upkeep."""
     control_ids: tuple[str, ...] = ()
-    """The controls the policy serves (many to many): ids only until the controls area lands."""
+    """The controls the policy serves (many to many), controls of the organization; a policy in
+    force implements them."""
     approver_id: str | None = None
     """The person named to decide the pending approval (None: any manager decides)."""
     pending_approval: bool = False
@@ -266,7 +267,7 @@ def _id_list(wire: str, example: str, limit: int, description: str) -> Checked:
 
 signer_ids = _id_list("signerIds", "mem_...", MAX_SIGNERS, "person ids; empty or null: every active person signs")
 control_ids = _id_list(
-    "controlIds", "ctl_...", MAX_CONTROLS, "the controls the policy serves (checked against controls once they exist)"
+    "controlIds", "ctl_...", MAX_CONTROLS, "the controls the policy serves, controls of the organization"
 )
 
 

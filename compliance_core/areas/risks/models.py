@@ -140,7 +140,7 @@ class Risk:
     owner_id: str | None = None
     """A person of the organization."""
     control_ids: tuple[str, ...] = ()
-    """Links to controls; not checked yet (no controls area exists)."""
+    """The controls that treat the risk: controls of the organization."""
     task_ids: tuple[str, ...] = ()
     """Links to tasks; not checked yet (no tasks area exists)."""
     accepted_by: str | None = None
