@@ -25,6 +25,7 @@ from ....kernel.validation import (
     Checked,
     blank_text,
     optional_choice,
+    optional_id,
     optional_text,
     register_schema,
     text,
@@ -239,8 +240,8 @@ class Justify:
 
 @attrs.frozen(kw_only=True)
 class SubmitSoa:
-    approver_id: str = attrs.field(converter=text(64))
-    """The active owner or admin who decides."""
+    approver_id: str | None = attrs.field(default=None, converter=optional_id)
+    """The active owner or admin who decides (None: any owner or admin decides)."""
 
 
 @attrs.frozen(kw_only=True)
