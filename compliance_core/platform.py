@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .areas.findings import FindingService
     from .areas.frameworks import FrameworkService
     from .areas.frameworks.controls import ControlService
+    from .areas.frameworks.task_templates import TaskTemplateService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
@@ -111,6 +112,7 @@ class Platform:
     risks: RiskService
     frameworks: FrameworkService
     controls: ControlService
+    task_templates: TaskTemplateService
     context: ContextService
 
     def __init__(

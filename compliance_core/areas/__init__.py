@@ -23,7 +23,7 @@ from . import (
     vendors,
     webhooks,
 )
-from .frameworks import controls
+from .frameworks import controls, task_templates
 
 __all__ = ["AREAS"]
 
@@ -42,4 +42,5 @@ AREAS: tuple[Area[Any], ...] = (
     context.AREA,
     frameworks.AREA,
     controls.AREA,
+    task_templates.AREA,
 )

@@ -46,6 +46,7 @@ from . import (
     m0019_context,
     m0020_vendor_sort_indexes,
     m0021_controls,
+    m0022_task_templates,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -74,6 +75,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0019_context", m0019_context.apply),
     ("0020_vendor_sort_indexes", m0020_vendor_sort_indexes.apply),
     ("0021_controls", m0021_controls.apply),
+    ("0022_task_templates", m0022_task_templates.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -38,6 +38,7 @@ from . import (
     m0021_context,
     m0022_vendor_sort_indexes,
     m0023_controls,
+    m0024_task_templates,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -69,6 +70,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0021_context", m0021_context.apply),
     ("0022_vendor_sort_indexes", m0022_vendor_sort_indexes.apply),
     ("0023_controls", m0023_controls.apply),
+    ("0024_task_templates", m0024_task_templates.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
