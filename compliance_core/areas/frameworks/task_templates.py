@@ -34,6 +34,7 @@ from ...kernel.records import Filter, Records
 from ...kernel.registry import Area, Route
 from ...kernel.uow import Tx, UnitOfWork
 from ...kernel.validation import (
+    UNSET,
     Checked,
     Patch,
     Unset,
@@ -50,9 +51,9 @@ from . import catalogue_of
 from .catalogue import FrameworkCatalogue
 
 __all__ = [
-    "Department",
-    "AutomationStatus",
-    "TemplateSource",
+    "TaskTemplateDepartment",
+    "TaskTemplateAutomationStatus",
+    "TaskTemplateSource",
     "TaskTemplate",
     "NewTaskTemplate",
     "TaskTemplatePatch",
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 
-class Department(enum.StrEnum):
+class TaskTemplateDepartment(enum.StrEnum):
     """The reference's departments (its ``Departments`` enum)."""
 
     NONE = "none"
@@ -83,14 +84,14 @@ class Department(enum.StrEnum):
     QMS = "qms"
 
 
-class AutomationStatus(enum.StrEnum):
+class TaskTemplateAutomationStatus(enum.StrEnum):
     """Whether the evidence of the work is collected by hand or by an automation."""
 
     MANUAL = "manual"
     AUTOMATED = "automated"
 
 
-class TemplateSource(enum.StrEnum):
+class TaskTemplateSource(enum.StrEnum):
     CATALOGUE = "catalogue"
     """Copied from the framework's seeds when the organization enabled it."""
     CUSTOM = "custom"
@@ -156,7 +157,9 @@ def normalised_frequency(value: str) -> str:
     return written
 
 
-def _frequency(value: Any, field: attrs.Attribute[Any]) -> str:
+def _frequency(value: Any, field: attrs.Attribute[Any]) -> str | Unset:
+    if value is UNSET:  # a PATCH that leaves it
+        return Unset.UNSET
     if not isinstance(value, str) or len(value) > 500:
         raise ValidationError.field(wire_name(field.name), value, "must be a string of at most 500 characters")
     try:
@@ -176,7 +179,9 @@ _REQUIREMENT_ID = r"^[A-Za-z_][A-Za-z0-9._-]*$"
 _REQUIREMENT_ID_FORM = re.compile(_REQUIREMENT_ID)
 
 
-def _requirement_ids(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
+def _requirement_ids(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...] | Unset:
+    if value is UNSET:  # a PATCH that leaves them
+        return Unset.UNSET
     if value is None:
         return ()
     name = wire_name(field.name)
@@ -213,11 +218,11 @@ class TaskTemplate:
     description: str = ""
     frequency: str
     """monthly, quarterly, yearly, or an RFC 5545 recurrence rule (``FREQ=WEEKLY;BYDAY=MO``)."""
-    department: Department = Department.NONE
+    department: TaskTemplateDepartment = TaskTemplateDepartment.NONE
     requirement_ids: tuple[str, ...] = ()
     """Requirements of the framework the work serves."""
-    automation_status: AutomationStatus = AutomationStatus.MANUAL
-    source: TemplateSource = TemplateSource.CUSTOM
+    automation_status: TaskTemplateAutomationStatus = TaskTemplateAutomationStatus.MANUAL
+    source: TaskTemplateSource = TaskTemplateSource.CUSTOM
     seed_key: str | None = None
     """The seed a copied template came from: a seed is copied once per organization."""
     created_at: dt.datetime
@@ -230,10 +235,12 @@ class NewTaskTemplate:
     name: str = attrs.field(converter=text(200))
     description: str = attrs.field(default="", converter=blank_text(5000))
     frequency: str = attrs.field(converter=frequency)
-    department: Department = attrs.field(default=Department.NONE, converter=choice(Department))
+    department: TaskTemplateDepartment = attrs.field(
+        default=TaskTemplateDepartment.NONE, converter=choice(TaskTemplateDepartment)
+    )
     requirement_ids: tuple[str, ...] = attrs.field(default=(), converter=requirement_ids)
-    automation_status: AutomationStatus = attrs.field(
-        default=AutomationStatus.MANUAL, converter=choice(AutomationStatus)
+    automation_status: TaskTemplateAutomationStatus = attrs.field(
+        default=TaskTemplateAutomationStatus.MANUAL, converter=choice(TaskTemplateAutomationStatus)
     )
 
 
@@ -247,16 +254,18 @@ class TaskTemplatePatch(Patch):
     name: str | Unset = patch_field(_NEW.name.converter)
     description: str | Unset = patch_field(_NEW.description.converter)
     frequency: str | Unset = patch_field(_NEW.frequency.converter)
-    department: Department | Unset = patch_field(_NEW.department.converter)
+    department: TaskTemplateDepartment | Unset = patch_field(_NEW.department.converter)
     requirement_ids: tuple[str, ...] | Unset = patch_field(_NEW.requirement_ids.converter)
-    automation_status: AutomationStatus | Unset = patch_field(_NEW.automation_status.converter)
+    automation_status: TaskTemplateAutomationStatus | Unset = patch_field(_NEW.automation_status.converter)
 
 
 @attrs.frozen(kw_only=True)
 class TaskTemplateFilter(Filter):
     framework_id: str | None = attrs.field(default=None, converter=optional_text(100))
-    department: Department | None = attrs.field(default=None, converter=optional_choice(Department))
-    source: TemplateSource | None = attrs.field(default=None, converter=optional_choice(TemplateSource))
+    department: TaskTemplateDepartment | None = attrs.field(
+        default=None, converter=optional_choice(TaskTemplateDepartment)
+    )
+    source: TaskTemplateSource | None = attrs.field(default=None, converter=optional_choice(TaskTemplateSource))
 
 
 TASK_TEMPLATES: Records[TaskTemplate, TaskTemplateFilter] = Records(
@@ -340,9 +349,9 @@ def seed_task_templates(
             name=seed.name,
             description=seed.description,
             frequency=normalised_frequency(seed.frequency),
-            department=Department(seed.department),
+            department=TaskTemplateDepartment(seed.department),
             requirement_ids=tuple(dict.fromkeys(seed.requirement_ids)),
-            source=TemplateSource.CATALOGUE,
+            source=TaskTemplateSource.CATALOGUE,
             seed_key=seed.key,
             created_at=now,
             updated_at=now,
@@ -354,7 +363,7 @@ def seed_task_templates(
 
 
 def _seed_keys(tx: Tx, organization_id: str, framework_id: str) -> set[str]:
-    chosen = TaskTemplateFilter(framework_id=framework_id, source=TemplateSource.CATALOGUE)
+    chosen = TaskTemplateFilter(framework_id=framework_id, source=TaskTemplateSource.CATALOGUE)
     return {item.seed_key for item in every(tx[TASK_TEMPLATES], organization_id, chosen) if item.seed_key is not None}
 
 
