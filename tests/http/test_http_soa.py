@@ -111,6 +111,8 @@ def test_an_exclusion_without_a_justification_is_refused_naming_it(api: Api, dra
     assert (excluded.json["applicable"], excluded.json["justification"]) == (False, "We have no premises.")
     applicable = f"{ROOT}/{draft}/rows/a.5.2/applicable"
     error(api.post(applicable, {"drivers": ["best_practice"]}), 400, "validation_error", "justification")
+    error(api.post(applicable, {"drivers": []}), 400, "validation_error", "justification")
+    error(api.post(applicable, {}), 400, "validation_error", "drivers")
     error(api.post(applicable, {"drivers": ["vibes"]}), 400, "validation_error", "drivers[0]")
     marked = api.post(applicable, {"drivers": ["legal", "contract"]})
     assert marked.status_code == 200 and marked.json["drivers"] == ["legal", "contract"]
@@ -173,7 +175,7 @@ def test_a_decline_returns_the_version_to_draft_with_its_reason(api: Api, draft:
 
 def test_the_files_of_an_approved_version(api: Api, draft: str) -> None:
     api.post(f"{ROOT}/{draft}/rows/a.7.1/not-applicable", {"justification": "We have no premises."})
-    error(api.get(f"{ROOT}/{draft}/export.pdf"), 409, "conflict", "status")
+    error(api.get(f"{ROOT}/{draft}/export.pdf"), 404, "not_found")
     api.post(f"{ROOT}/{draft}/submit", {})
     api.post(f"{ROOT}/{draft}/approve", {"comment": "Agreed."})
     sheet = api.get(f"{ROOT}/{draft}/export.csv")

@@ -189,7 +189,7 @@ def test_applying_a_requirement_needs_a_driver_or_a_justification(platform: Plat
         platform.soa.mark_applicable(owner, draft.id, "a.5.2", MarkApplicable(drivers=[Driver.BEST_PRACTICE]))
     assert raised.value.details["field"] == "justification"
     with pytest.raises(ValidationError):
-        platform.soa.mark_applicable(owner, draft.id, "a.5.2", MarkApplicable())
+        platform.soa.mark_applicable(owner, draft.id, "a.5.2", MarkApplicable(drivers=[]))
     row = platform.soa.mark_applicable(
         owner,
         draft.id,
@@ -206,7 +206,7 @@ def test_a_risk_linked_to_the_control_counts_as_the_risk_driver(platform: Platfo
     row = platform.soa.row(owner, draft.id, "a.8.25")
     link(platform, owner.organization_id, row.control_id, "risk", "rsk_1")
     link(platform, owner.organization_id, row.control_id, "policy", "pol_1")
-    marked = platform.soa.mark_applicable(owner, draft.id, "a.8.25", MarkApplicable())
+    marked = platform.soa.mark_applicable(owner, draft.id, "a.8.25", MarkApplicable(drivers=None))
     assert (marked.applicable, marked.risk_ids, marked.evidence_ids) == (True, ("rsk_1",), ())
     assert platform.soa.rows(owner, draft.id).items[3].risk_ids == ("rsk_1",)
 

@@ -23,7 +23,7 @@ from compliance_core.areas.frameworks.soa import (
     SubmitSoa,
 )
 from compliance_core.areas.people import NewPerson
-from compliance_core.kernel.errors import Conflict
+from compliance_core.kernel.errors import NotFound
 from compliance_core.kernel.permissions import Role
 from compliance_pdf import FpdfPolicies
 from compliance_store.memory import MemoryStore
@@ -90,9 +90,9 @@ def test_an_open_version_exports_its_working_rows(platform: Platform, owner, app
     header, *rows = list(csv.reader(io.StringIO(_bytes(platform.soa.export_csv(owner, second.id)).decode("utf-8-sig"))))
     assert {(row[2], row[3], row[4], row[5]) for row in rows} == {("2", "draft", "", "")}
     assert [row[header.index("applicable")] for row in rows] == ["true"] * 4
-    with pytest.raises(Conflict) as raised:
+    with pytest.raises(NotFound) as raised:
         platform.soa.export_pdf(owner, second.id)
-    assert raised.value.details["field"] == "status"
+    assert raised.value.details["status"] == "draft"
 
 
 def test_the_oscal_plan_validates_with_trestle_and_has_a_requirement_per_row(

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ....kernel.errors import Conflict, InternalError
+from ....kernel.errors import InternalError, NotFound
 from ....kernel.sheets import Cell, guard
 from ..control_models import ControlStatus
 from .models import SoaDocument, SoaRow, SoaStatus
@@ -266,9 +266,13 @@ def oscal_of(statement: Statement, now: dt.datetime) -> bytes:
     the system, and each row an implemented requirement (see ``_requirement``)."""
     document = statement.document
     if not statement.rows:
-        raise Conflict(
+        raise NotFound(  # a read answers 404, not 409: there is nothing to describe
             f"statement {document.id} has no rows (its framework is no longer enabled)",
-            {"field": "rowCount", "value": 0, "reason": "an OSCAL plan needs at least one requirement"},
+            {
+                "resource": "row of the statement",
+                "documentId": document.id,
+                "reason": "an OSCAL plan needs a requirement",
+            },
         )
     approved = document.status is SoaStatus.APPROVED
     organization = statement.organization or document.organization_id

@@ -191,6 +191,8 @@ def _drivers(value: Any, field: attrs.Attribute[Any]) -> tuple[Driver, ...]:
         return ()
     if not isinstance(value, (list, tuple)):
         raise ValidationError.field("drivers", value, "must be a list of drivers")
+    if len(value) > len(Driver):
+        raise ValidationError.field("drivers", len(value), f"at most {len(Driver)} entries")
     found: list[Driver] = []
     for index, item in enumerate(value):
         try:
@@ -210,7 +212,7 @@ drivers = register_schema(
         "maxItems": len(Driver),
         "nullable": True,
         "items": {"type": "string", "enum": [member.value for member in Driver]},
-        "description": "why the requirement is applied; repeats are kept once, null means none",
+        "description": "why the requirement is applied; a repeat is kept once; null means none",
     },
 )
 
@@ -222,7 +224,8 @@ class NewSoaDocument:
 
 @attrs.frozen(kw_only=True)
 class MarkApplicable:
-    drivers: tuple[Driver, ...] = attrs.field(default=(), converter=drivers)
+    drivers: tuple[Driver, ...] = attrs.field(converter=drivers)
+    """Sent even when empty: applying a requirement says why, by a driver or a justification."""
     justification: str = attrs.field(default="", converter=blank_text(MAX_JUSTIFICATION))
     """Required when no risk, legal or contractual driver applies (best practice alone, or none)."""
 

@@ -366,13 +366,19 @@ class SoaService:
         given=(submit, approve),
     )
     def export_pdf(self, actor: Actor, document_id: str) -> Download:
-        """Only an approved version: the PDF's head states the approval, which an open version
-        does not have (its CSV, XLSX and OSCAL files show it as it stands)."""
+        """Only an approved version (an open one is a 404, as a policy with no version in force
+        is): the PDF's head states the approval, which an open version does not have (its CSV,
+        XLSX and OSCAL files show it as it stands)."""
         statement = self._statement(actor, document_id)
-        if statement.document.status is not SoaStatus.APPROVED:
-            raise Conflict(
+        if statement.document.status is not SoaStatus.APPROVED:  # nothing to print yet: a read answers 404
+            raise NotFound(
                 f"statement {document_id} is {statement.document.status}; only an approved version prints as a PDF",
-                {"field": "status", "value": statement.document.status.value, "reason": "is not approved"},
+                {
+                    "resource": "approved statement of applicability",
+                    "documentId": document_id,
+                    "status": statement.document.status.value,
+                    "reason": "only an approved version prints as a PDF",
+                },
             )
         if self._pdf is None:
             self._pdf = self.renderer()
