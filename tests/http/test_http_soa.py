@@ -8,6 +8,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import openpyxl
 import pypdf
@@ -201,3 +202,23 @@ def test_another_organization_sees_no_statement(draft: str, other: Api) -> None:
     error(other.get(f"{ROOT}/{draft}"), 404, "not_found")
     error(other.get(f"{ROOT}/{draft}/rows"), 404, "not_found")
     error(other.post(f"{ROOT}/{draft}/rows/a.5.1/justify", {"justification": "x"}), 404, "not_found")
+
+
+def _walk(api: Api, path: str) -> list[str]:
+    labels: list[str] = []
+    cursor: str | None = ""
+    while cursor is not None:
+        body = api.get(path, query=urlencode({"cursor": cursor, "perPage": "2"})).json
+        labels += [row["label"] for row in body["data"]]
+        cursor = body["meta"]["nextCursor"]
+    return labels
+
+
+def test_a_cursor_walks_the_working_rows_and_the_frozen_ones(api: Api, draft: str) -> None:
+    rows = f"{ROOT}/{draft}/rows"
+    assert _walk(api, rows) == list(LABELS)
+    api.post(f"{ROOT}/{draft}/submit", {})
+    api.post(f"{ROOT}/{draft}/approve", {"comment": "Agreed."})
+    assert _walk(api, rows) == list(LABELS)
+    assert [row["label"] for row in api.get(rows, query="sort=-label").json["data"]] == list(reversed(LABELS))
+    assert api.get(rows, query="q=A.7").json["count"] == 1
