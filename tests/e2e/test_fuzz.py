@@ -70,6 +70,11 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("PUT /v1/organization/logo", "content"): "a whole PNG or JPEG image within the size limits (the file's bytes)",
     ("PATCH /v1/context", "change"): "answers of the organization's context, each once and not also removed",
     ("PATCH /v1/context", "remove"): "answers of the organization's context, none also changed",
+    ("POST /v1/framework-editor/task-template", "frameworkId"): "a framework of the catalogue (the installed files)",
+    ("POST /v1/framework-editor/task-template", "requirementIds"): "live requirements of that framework's catalog",
+    ("POST /v1/framework-editor/task-template", "frequency"): "an RFC 5545 rule that occurs",
+    ("PATCH /v1/framework-editor/task-template/{templateId}", "requirementIds"): "live requirements of its framework",
+    ("PATCH /v1/framework-editor/task-template/{templateId}", "frequency"): "an RFC 5545 rule that occurs",
 }
 """The rules that may refuse a request the document allows, each relating its field to another
 field, another record, the clock or the world (a JSON Schema sees one value at a time); ``page``
