@@ -1,19 +1,26 @@
-"""Which frameworks the platform knows, where their published files come from, and the one
-object per platform that reads them on demand.
+"""Which frameworks the platform knows, where their files come from, and the one object per
+platform that reads them on demand.
 
-The files are NIST's OSCAL content, verbatim: the catalogue names each file by its path in
-NIST's repository, the commit it was published at and its checksums (the git blob id, which
-NIST's repository itself records, and the SHA-256 where it was computed), and reads a file only
-when its bytes match. The files themselves come from a directory the embedder names
-(``Frameworks(directory=...)``, the ``frameworks`` setting of ``Platform``): a framework whose
-files are absent or altered is not listed, so nothing is ever served from a file that is not
-the one NIST published.
+Two kinds of files, each admitted only when its bytes match the checksums recorded for it:
+
+- NIST's OSCAL content, verbatim: named by its path in NIST's repository, the commit it was
+  published at and its checksums (the git blob id, which NIST's repository itself records, and
+  the SHA-256 where it was computed). The files come from a directory the embedder names
+  (``Frameworks(directory=...)``, the ``frameworks`` setting of ``Platform``).
+- The frameworks, mappings and task-template seeds this package ships (``bundled.py``): read
+  from the package's own ``data`` directory whatever directory the embedder names, so they are
+  always installed.
+
+A framework whose files are absent or altered is not listed, and a mapping or seed file that is
+altered or names a requirement its framework lacks is not served: nothing is served from a file
+other than the one recorded. Nothing is read at import time; each file is read and parsed on its
+first use and kept by the platform's ``FrameworkCatalogue``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import logging
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +28,10 @@ from typing import Protocol
 
 import attrs
 
-from .oscal import Catalog, profile_ids, read_catalog
+from ...kernel.errors import ValidationError
+from .bundled import BUNDLED_SOURCES, MAPPING_SOURCES, BundledDocuments, TaskTemplateSeed, read_task_templates
+from .mappings import MappingSet, MappingSource, RequirementMapping, read_mappings
+from .oscal import Catalog, FrameworkSource, PublishedFile, Requirement, git_blob_id, profile_ids, read_catalog
 
 __all__ = [
     "PublishedFile",
@@ -36,39 +46,9 @@ __all__ = [
     "git_blob_id",
 ]
 
+log = logging.getLogger("compliance_core.frameworks")
+
 NIST_OSCAL_REPOSITORY = "https://github.com/usnistgov/oscal-content"
-
-
-@attrs.frozen(kw_only=True)
-class PublishedFile:
-    """One file as its publisher's repository holds it."""
-
-    path: str
-    git_blob: str
-    """The git object id of its bytes (``git rev-parse <commit>:<path>``)."""
-    sha256: str | None = None
-
-    def matches(self, data: bytes) -> bool:
-        if git_blob_id(data) != self.git_blob:
-            return False
-        return self.sha256 is None or hashlib.sha256(data).hexdigest() == self.sha256
-
-
-@attrs.frozen(kw_only=True)
-class FrameworkSource:
-    """A framework of the catalogue: its OSCAL catalog and the profiles selecting its baselines."""
-
-    id: str
-    name: str
-    version: str
-    publisher: str
-    repository: str
-    commit: str
-    catalog: PublishedFile
-    baselines: tuple[tuple[str, PublishedFile], ...] = ()
-
-    def files(self) -> tuple[PublishedFile, ...]:
-        return (self.catalog, *(published for _, published in self.baselines))
 
 
 _REV5 = "nist.gov/SP800-53/rev5/json/NIST_SP-800-53_rev5_"
@@ -114,11 +94,6 @@ content repository published them at ``commit``."""
 NIST_SOURCES: tuple[FrameworkSource, ...] = (NIST_SP_800_53_REV5,)
 
 
-def git_blob_id(data: bytes) -> str:
-    """The id git gives these bytes as a file: how a published repository names its content."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
 class Documents(Protocol):
     """Where the published files are read from (a port: the filesystem by default)."""
 
@@ -143,16 +118,19 @@ class DirectoryDocuments:
 
 @attrs.frozen(kw_only=True)
 class Frameworks:
-    """The ``frameworks`` setting: where the catalogue's files are and which frameworks it holds.
+    """The ``frameworks`` setting: where NIST's files are and which frameworks the catalogue holds.
 
-    :param directory: a directory holding the published files (None: no framework installed)
+    :param directory: a directory holding NIST's published files (None: only the bundled
+        frameworks are installed)
     :param documents: any other reader of them (instead of ``directory``)
-    :param sources: the frameworks and their published files (default: NIST's)
+    :param sources: the frameworks and their files (default: NIST's, then the bundled ones)
+    :param mappings: the mapping files between frameworks (default: the bundled ones)
     """
 
     directory: Path | str | None = None
     documents: Documents | None = None
-    sources: tuple[FrameworkSource, ...] = NIST_SOURCES
+    sources: tuple[FrameworkSource, ...] = NIST_SOURCES + BUNDLED_SOURCES
+    mappings: tuple[MappingSource, ...] = MAPPING_SOURCES
 
     def reader(self) -> Documents | None:
         if self.documents is not None:
@@ -166,9 +144,14 @@ class FrameworkCatalogue:
 
     def __init__(self, settings: Frameworks) -> None:
         self.sources = settings.sources
+        self.mapping_sources = settings.mappings
         self._documents = settings.reader()
-        self._lock = threading.Lock()
+        self._bundled = BundledDocuments()
+        self._lock = threading.RLock()
         self._catalogs: dict[str, Catalog | None] = {}
+        self._mapping_sets: dict[MappingSource, MappingSet | None] = {}
+        self._between: dict[tuple[str, str], tuple[RequirementMapping, ...]] = {}
+        self._seeds: dict[str, tuple[TaskTemplateSeed, ...]] = {}
 
     def installed(self) -> tuple[FrameworkSource, ...]:
         return tuple(source for source in self.sources if self.catalog(source.id) is not None)
@@ -184,11 +167,118 @@ class FrameworkCatalogue:
                 self._catalogs[framework_id] = None if source is None else self._load(source)
             return self._catalogs[framework_id]
 
+    def actionable(self, framework_id: str) -> tuple[Requirement, ...]:
+        """The requirements that become one control (and one row of the statement of
+        applicability) each when an organization enables the framework: those of its
+        ``control_kinds``, never a withdrawn one; none for a framework not installed."""
+        source, catalog = self.source(framework_id), self.catalog(framework_id)
+        if source is None or catalog is None:
+            return ()
+        return tuple(item for item in catalog.requirements if source.acts_on(item))
+
+    def mappings_between(self, source_id: str, target_id: str) -> tuple[RequirementMapping, ...]:
+        """The pairs relating ``source_id``'s requirements to ``target_id``'s, oriented that way
+        (a file mapping the other way round is read turned: subset becomes superset). Only when
+        both frameworks are installed and the file matches its checksums and names only
+        requirements the two frameworks hold."""
+        with self._lock:
+            key = (source_id, target_id)
+            if key not in self._between:
+                self._between[key] = self._oriented(source_id, target_id)
+            return self._between[key]
+
+    def task_templates(self, framework_id: str) -> tuple[TaskTemplateSeed, ...]:
+        """The recurring work the framework's seed file suggests (none when it has no such file,
+        or the file is altered or names a requirement the framework lacks)."""
+        with self._lock:
+            if framework_id not in self._seeds:
+                try:
+                    self._seeds[framework_id] = self.load_task_templates(framework_id)
+                except ValidationError as error:
+                    log.warning("task templates of %s not served: %s %s", framework_id, error, error.details)
+                    self._seeds[framework_id] = ()
+            return self._seeds[framework_id]
+
+    def load_task_templates(self, framework_id: str) -> tuple[TaskTemplateSeed, ...]:
+        """The seeds as ``task_templates`` serves them, raising instead of serving none when the
+        file is altered, malformed or names unknown requirements (what the tests check)."""
+        source, catalog = self.source(framework_id), self.catalog(framework_id)
+        if source is None or catalog is None or source.task_templates is None:
+            return ()
+        seeds = read_task_templates(self._parsed(source.task_templates, source.bundled), framework_id)
+        known = {item.id for item in catalog.requirements if not item.withdrawn}
+        errors = [
+            ValidationError.field(
+                f"templates[{index}].requirements", requirement, f"is no requirement of {framework_id}"
+            )
+            for index, seed in enumerate(seeds)
+            for requirement in seed.requirement_ids
+            if requirement not in known
+        ]
+        if errors:
+            raise ValidationError.every(errors)
+        return seeds
+
+    def load_mappings(self, mapping: MappingSource) -> MappingSet:
+        """A mapping file as the catalogue serves it, raising when it is altered, malformed,
+        maps other frameworks than it says, or names requirements the frameworks lack."""
+        found = read_mappings(self._parsed(mapping.file, mapping.bundled))
+        if (found.source, found.target) != (mapping.source, mapping.target):
+            raise ValidationError.field(
+                "source", [found.source, found.target], f"the file must map {mapping.source} to {mapping.target}"
+            )
+        source_catalog, target_catalog = self.catalog(mapping.source), self.catalog(mapping.target)
+        if source_catalog is None or target_catalog is None:
+            raise ValidationError.field("source", [mapping.source, mapping.target], "names a framework not installed")
+        errors = found.unknown(
+            {item.id for item in source_catalog.requirements}, {item.id for item in target_catalog.requirements}
+        )
+        if errors:
+            raise ValidationError.every(errors)
+        return found
+
+    def _oriented(self, source_id: str, target_id: str) -> tuple[RequirementMapping, ...]:
+        if source_id == target_id or self.catalog(source_id) is None or self.catalog(target_id) is None:
+            return ()
+        found: list[RequirementMapping] = []
+        for mapping in self.mapping_sources:
+            if {mapping.source, mapping.target} != {source_id, target_id}:
+                continue
+            pairs = self._mapping_set(mapping)
+            if pairs is None:
+                continue
+            turned = mapping.source != source_id
+            found.extend(pair.inverse() if turned else pair for pair in pairs.mappings)
+        return tuple(found)
+
+    def _mapping_set(self, mapping: MappingSource) -> MappingSet | None:
+        if mapping not in self._mapping_sets:
+            try:
+                self._mapping_sets[mapping] = self.load_mappings(mapping)
+            except ValidationError as error:
+                log.warning("mappings %s not served: %s %s", mapping.file.path, error, error.details)
+                self._mapping_sets[mapping] = None
+        return self._mapping_sets[mapping]
+
+    def _read(self, published: PublishedFile, bundled: bool) -> bytes | None:
+        """The file's bytes when present and matching its checksums, else None."""
+        documents = self._bundled if bundled else self._documents
+        data = None if documents is None else documents.read(published.path)
+        return data if data is not None and published.matches(data) else None
+
+    def _parsed(self, published: PublishedFile, bundled: bool) -> object:
+        data = self._read(published, bundled)
+        if data is None:
+            raise ValidationError.field("file", published.path, "is absent or does not match its recorded checksums")
+        return json.loads(data)
+
     def _load(self, source: FrameworkSource) -> Catalog | None:
         documents: dict[str, bytes] = {}
         for published in source.files():
-            data = None if self._documents is None else self._documents.read(published.path)
-            if data is None or not published.matches(data):
+            data = self._read(published, source.bundled)
+            if data is None:
+                if source.bundled:
+                    log.warning("framework %s not installed: %s is absent or altered", source.id, published.path)
                 return None
             documents[published.path] = data
         baselines: Mapping[str, tuple[str, ...]] = {

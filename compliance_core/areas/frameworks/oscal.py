@@ -7,10 +7,15 @@ groups its controls by family and nests enhancements in controls; CSF 2.0 groups
 (controls of class ``category``) by function and nests subcategories in them. The reader keeps
 the nesting as published instead of guessing which level "is" the requirement, so both read
 with one function and a caller filters by ``group_id`` or ``parent_id``.
+
+It also says which published files a framework is read from (``FrameworkSource``,
+``PublishedFile``): the catalogue reads them, and the manifest of the files this package ships
+(``bundled.py``) lists them, so both stand on this module rather than on each other.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -19,9 +24,75 @@ import attrs
 
 from ...kernel.errors import ValidationError
 
-__all__ = ["Requirement", "RequirementGroup", "Catalog", "read_catalog", "profile_ids"]
+__all__ = [
+    "PublishedFile",
+    "FrameworkSource",
+    "git_blob_id",
+    "Requirement",
+    "RequirementGroup",
+    "Catalog",
+    "read_catalog",
+    "profile_ids",
+]
 
 _INSERT = re.compile(r"{{\s*insert:\s*param,\s*([\w.\-]+)\s*}}")
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a file: how a published repository names its content."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@attrs.frozen(kw_only=True)
+class PublishedFile:
+    """One file as its publisher holds it: by its path in the publisher's repository, or, for a
+    file this package ships, by its path under the package's ``data`` directory."""
+
+    path: str
+    git_blob: str
+    """The git object id of its bytes (``git rev-parse <commit>:<path>``)."""
+    sha256: str | None = None
+
+    def matches(self, data: bytes) -> bool:
+        if git_blob_id(data) != self.git_blob:
+            return False
+        return self.sha256 is None or hashlib.sha256(data).hexdigest() == self.sha256
+
+
+@attrs.frozen(kw_only=True)
+class FrameworkSource:
+    """A framework of the catalogue: its OSCAL catalog, the profiles selecting its baselines and,
+    optionally, the seeds of the recurring work that keeps its requirements met."""
+
+    id: str
+    name: str
+    version: str
+    publisher: str
+    repository: str
+    """Where the files are published; empty for a framework this package writes and ships."""
+    commit: str
+    catalog: PublishedFile
+    baselines: tuple[tuple[str, PublishedFile], ...] = ()
+    task_templates: PublishedFile | None = None
+    """The task-template seeds offered when an organization enables the framework."""
+    bundled: bool = False
+    """Its files ship inside this package (read from its ``data`` directory whatever directory
+    the embedder names), so it is always installed."""
+    control_kinds: tuple[str, ...] = ()
+    """The requirement kinds (OSCAL ``class``) that each become one control and one row of the
+    statement of applicability when an organization enables the framework; empty: every
+    requirement that is not withdrawn. ISO/IEC 27001's Annex A controls do, its clauses (the
+    management system's own requirements) do not."""
+
+    def files(self) -> tuple[PublishedFile, ...]:
+        """The files the framework's catalog is read from (the seeds are read on their own)."""
+        return (self.catalog, *(published for _, published in self.baselines))
+
+    def acts_on(self, requirement: Requirement) -> bool:
+        """Whether the requirement becomes a control when the framework is enabled."""
+        if requirement.withdrawn:
+            return False
+        return not self.control_kinds or requirement.kind in self.control_kinds
 
 
 @attrs.frozen(kw_only=True)
