@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import falcon.testing
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +26,7 @@ from oscal_examples import example_frameworks
 
 from compliance_core import Actor, FrozenClock, Platform, Role, SequentialIds
 from compliance_core.areas import AREAS
+from compliance_core.areas.frameworks.bundled import BUNDLED_SOURCES
 from compliance_core.areas.people import NewPerson
 from compliance_core.kernel.permissions import can
 from compliance_http.app import create_app
@@ -49,7 +51,9 @@ class World:
     """Two organizations on one platform: a key per role in the first, an owner in the second."""
 
     def __init__(self, url: str) -> None:
-        settings = {"frameworks": example_frameworks()}  # a catalogue holding a framework to read
+        frameworks = example_frameworks()  # a catalogue holding a framework to read
+        # and the bundled ones, which creates' examples name (a task template's is ISO 27001's)
+        settings = {"frameworks": attrs.evolve(frameworks, sources=(*frameworks.sources, *BUNDLED_SOURCES))}
         self.platform = Platform.open(url, clock=FrozenClock(), ids=SequentialIds(), settings=settings)
         self.app = create_app(self.platform)
         plan = {"plan": "enterprise", "rpm": 1_000_000, "burst": 1_000_000}

@@ -322,3 +322,33 @@ def test_a_create_is_idempotent_under_a_key(platform, owner) -> None:
     first = platform.task_templates.create(owner, ACCESS_REVIEW, idempotency_key="k-1")
     assert platform.task_templates.create(owner, ACCESS_REVIEW, idempotency_key="k-1") == first
     assert platform.task_templates.list(owner).total == 1
+
+
+def test_every_shipped_seed_copies_as_a_valid_template(clock: FrozenClock) -> None:
+    """The bundled frameworks' seeds, as enabling copies them: each frequency normalises, each
+    department is one of the reference's, each requirement is live in its framework."""
+    platform = Platform(MemoryStore(), clock=clock, ids=SequentialIds())  # the bundled catalogue
+    owner = platform.actor(platform.bootstrap("Acme").organization.id)
+    catalogue = platform.task_templates.catalogue
+    copied = 0
+    for source in catalogue.installed():
+        seeds = catalogue.task_templates(source.id)
+        made = _seed(platform, owner.organization_id, seeds, source.id)
+        assert [t.seed_key for t in made] == [seed.key for seed in seeds]
+        for template in made:
+            assert (template.framework_id, template.source) == (source.id, TaskTemplateSource.CATALOGUE)
+            custom = platform.task_templates.create(  # a user's template checks what a seed names
+                owner,
+                NewTaskTemplate(
+                    framework_id=source.id,
+                    name=template.name,
+                    frequency=template.frequency,
+                    requirement_ids=template.requirement_ids,
+                ),
+            )
+            assert custom.frequency == template.frequency
+        copied += len(made)
+    assert copied >= 100
+    assert (
+        platform.task_templates.list(owner, TaskTemplateFilter(framework_id="iso-27001-2022"), PageRequest()).total > 0
+    )

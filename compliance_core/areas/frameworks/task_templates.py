@@ -419,12 +419,12 @@ class TaskTemplateService:
         event=TaskTemplateCreated,
         check=_check_new,
         example={
-            "frameworkId": "example",
+            "frameworkId": "iso-27001-2022",
             "name": "Review user access rights",
             "description": "Check every account's access against its owner's role and remove what is not needed.",
             "frequency": "quarterly",
             "department": "it",
-            "requirementIds": ["ex-1"],
+            "requirementIds": ["a.5.18", "a.8.2"],
         },
     )
     update = _TABLE.update(
