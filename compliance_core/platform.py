@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .areas.findings import FindingService
     from .areas.frameworks import FrameworkService
     from .areas.frameworks.controls import ControlService
+    from .areas.frameworks.soa import SoaService
     from .areas.frameworks.task_templates import TaskTemplateService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
@@ -112,6 +113,7 @@ class Platform:
     risks: RiskService
     frameworks: FrameworkService
     controls: ControlService
+    soa: SoaService
     task_templates: TaskTemplateService
     context: ContextService
 

@@ -23,7 +23,7 @@ from . import (
     vendors,
     webhooks,
 )
-from .frameworks import controls, task_templates
+from .frameworks import controls, soa, task_templates
 
 __all__ = ["AREAS"]
 
@@ -42,5 +42,6 @@ AREAS: tuple[Area[Any], ...] = (
     context.AREA,
     frameworks.AREA,
     controls.AREA,
+    soa.AREA,
     task_templates.AREA,
 )

@@ -61,6 +61,8 @@ from .control_models import (
     derive_status,
 )
 from .readiness import SVG, Readiness, readiness_of, svg_of
+from .soa import open_statement
+from .task_templates import seed_task_templates
 
 __all__ = [
     "ControlService",
@@ -243,6 +245,10 @@ class ControlService:
             )
             tx[ENABLED_FRAMEWORKS].add(framework)
             tx.record(FrameworkEnabled(organization_id=organization_id, subject=framework))
+            seed_task_templates(
+                tx, organization_id, framework_id, self.catalogue.task_templates(framework_id), now, self.uow.ids
+            )
+            open_statement(tx, organization_id, framework_id, now, self.uow.ids)
         return framework
 
     @operation(
@@ -644,7 +650,9 @@ class ControlService:
         wanted = dict.fromkeys(linkable.control_ids(record)) if state is not None else {}
         for control_id in wanted:
             if tx[CONTROLS].get(organization_id, control_id) is None:
-                raise ValidationError.field(wire_name(linkable.field), control_id, "names no control of the organization")
+                raise ValidationError.field(
+                    wire_name(linkable.field), control_id, "names no control of the organization"
+                )
         existing = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(kind=linkable.kind, target_id=record.id))
         touched: list[str] = []
         for link in existing:

@@ -47,6 +47,7 @@ from . import (
     m0020_vendor_sort_indexes,
     m0021_controls,
     m0022_task_templates,
+    m0023_soa,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -76,6 +77,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0020_vendor_sort_indexes", m0020_vendor_sort_indexes.apply),
     ("0021_controls", m0021_controls.apply),
     ("0022_task_templates", m0022_task_templates.apply),
+    ("0023_soa", m0023_soa.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -39,6 +39,7 @@ from . import (
     m0022_vendor_sort_indexes,
     m0023_controls,
     m0024_task_templates,
+    m0025_soa,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -71,6 +72,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0022_vendor_sort_indexes", m0022_vendor_sort_indexes.apply),
     ("0023_controls", m0023_controls.apply),
     ("0024_task_templates", m0024_task_templates.apply),
+    ("0025_soa", m0025_soa.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
