@@ -34,7 +34,7 @@ def test_a_published_policy_implements_its_control(api: Api) -> None:
     policy = api.post("/v1/policies", {"name": "Security policy", "content": "We protect.", "controlIds": [control_id]})
     assert policy.status_code == 201, policy.text
     assert api.get(f"/v1/controls/{control_id}").json["status"] == "in_progress"
-    assert api.post(f"/v1/policies/{policy.json['id']}/publish", {}).status_code == 200
+    assert api.post(f"/v1/policies/{policy.json['id']}/versions/publish", {}).status_code == 200
     assert api.get(f"/v1/controls/{control_id}").json["status"] == "implemented"
     links = api.get(f"/v1/controls/{control_id}/links").json["data"]
     assert [(link["kind"], link["targetId"], link["state"]) for link in links] == [

@@ -300,6 +300,7 @@ class ControlService:
         Route("GET", "/v1/frameworks/enabled", "List the frameworks the organization enabled"),
         filters=EnabledFrameworkFilter,
         paged=True,
+        lists=ENABLED_FRAMEWORKS,
         result=EnabledFramework,
     )
     def enabled(
@@ -312,6 +313,7 @@ class ControlService:
         Route("GET", _FRAMEWORK + "/controls", "An enabled framework's requirements with the control serving each"),
         filters=ControlRequirementFilter,
         paged=True,
+        lists=CONTROL_REQUIREMENTS,
         result=ControlRequirement,
     )
     def requirement_controls(
@@ -420,6 +422,7 @@ class ControlService:
         Route("GET", _CONTROL + "/links", "What names the control: policies, risks, tasks, evidence"),
         filters=ControlLinkFilter,
         paged=True,
+        lists=CONTROL_LINKS,
         result=ControlLink,
     )
     def links(
