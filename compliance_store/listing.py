@@ -30,6 +30,12 @@ order) and ``id`` in the same direction, counted by ``count(*)`` when no total i
 by OFFSET or, for a cursor walk, from the last row's (value, id). Its statements are never
 placed through block sums nor anchors (those hold the list's own order), so nothing kept for
 the plain lists can place one of its pages.
+
+A store with a search index (``narrowed``: SQLite's FTS5 trigrams) counts a ``q`` from the
+index's candidates, each still tested by the exact term, and reads its page either way: from
+the candidates (all of them, then sorted) or along the list's order, testing rows until the page
+is full, whichever reads fewer rows (``_reads_in_order``): a ``q`` most rows hold fills a shallow
+page from the first rows in order, a rare one from its few candidates.
 """
 
 from __future__ import annotations
@@ -110,6 +116,11 @@ class PagedQuery(Generic[M]):
     TEXT_ORDER: ClassVar[str] = ""
     """What follows a text column to compare it by code point (as Python compares ``str``)."""
 
+    ROW_KEY: ClassVar[str | None] = None
+    """The column one row is read by (SQLite's ``rowid``), for a ranged page in the list's order
+    that picks its rows from the covering sort index first and reads only those; None: the
+    page reads its rows as it orders them."""
+
     def __init__(
         self,
         mapper: BaseMapper[M],
@@ -120,6 +131,7 @@ class PagedQuery(Generic[M]):
         blocked: bool = False,
         facets: Collection[str] | None = None,
         listing: Listing | None = None,
+        indexed: Collection[str] = (),
     ) -> None:
         self.mapper = mapper
         self.listing = Listing(newest_first=newest_first) if listing is None else listing
@@ -154,6 +166,9 @@ class PagedQuery(Generic[M]):
         self._partition = partition
         self._blocked = blocked and (partition is None or partition in names)
         self._facets = None if facets is None else frozenset(("", *facets))
+        self._in_order = frozenset(("created_at", *indexed))
+        ranged = self.listing.ranged
+        self._covered_range = ranged if ranged in indexed and ranged != "created_at" else None
 
     def _statements_for(self, active: tuple[str, ...]) -> _Statements:
         m = self.mapper.mark
@@ -199,7 +214,7 @@ class PagedQuery(Generic[M]):
         if page.searched:
             if total is None and self.listing.keeps_rows(page):
                 total = self._plain_total(db, organization_id, filters, revision)
-            return self._run_searched(db, organization_id, filters, page, total)
+            return self._run_searched(db, organization_id, filters, page, total, revision)
         key, params = self._filter_params(organization_id, filters)
         sql = self._statements.get(key) or self._statements_for(key)
         blocks = self._block_key(key, params)
@@ -270,7 +285,13 @@ class PagedQuery(Generic[M]):
         return sums.total
 
     def _run_searched(
-        self, db: Any, organization_id: str, filters: Any, page: PageRequest, total: int | None
+        self,
+        db: Any,
+        organization_id: str,
+        filters: Any,
+        page: PageRequest,
+        total: int | None,
+        revision: int | None = None,
     ) -> tuple[Sequence[M], int]:
         """A page that searches, sorts or ranges (see the module), and its total."""
         m, listing = self.mapper.mark, self.listing
@@ -281,8 +302,9 @@ class PagedQuery(Generic[M]):
             if value is not None:
                 terms.append(f"{quote(name)} = {m}")
                 params.append(value if encode is None else encode(value))
-        if page.q is not None:
-            contains, values = self.contains(fold(page.q))
+        needle = None if page.q is None else fold(page.q)
+        if needle is not None:
+            contains, values = self.contains(needle)
             terms.append(
                 "(" + " OR ".join(contains.format(column=quote(name), mark=m) for name in listing.searchable) + ")"
             )
@@ -296,6 +318,14 @@ class PagedQuery(Generic[M]):
         column = quote(field) + (self.TEXT_ORDER if field in self._texts else "")
         identifier = "id" + self.TEXT_ORDER
         direction = " DESC" if descending else ""
+        narrowed = None if needle is None or not listing.searchable else self.narrowed(terms, params, needle)
+        if narrowed is not None:
+            where, narrowed_params = " AND ".join(narrowed[0]), narrowed[1]
+            if total is None:
+                count = f"SELECT count(*) FROM {self.mapper.table} WHERE {where}"
+                total = int(db.execute(count, narrowed_params).fetchone()[0])
+            if not self._reads_in_order(db, organization_id, filters, page, total, revision, field):
+                terms, params = narrowed
         where = " AND ".join(terms)
         if total is None:
             total = int(db.execute(f"SELECT count(*) FROM {self.mapper.table} WHERE {where}", params).fetchone()[0])
@@ -330,8 +360,20 @@ class PagedQuery(Generic[M]):
             if offset >= total:
                 return [], total
         params.extend((page.per_page, offset))
-        sql = f"{self.mapper.select_sql} WHERE {where} {order} LIMIT {m} OFFSET {m}"
+        select = self.mapper.select_sql
+        if self.ROW_KEY is not None and needle is None and field == "created_at" and self._ranges(page):
+            key = self.ROW_KEY
+            picked = f"SELECT {key} FROM {self.mapper.table} WHERE {where} {order} LIMIT {m} OFFSET {m}"
+            sql = f"{select} WHERE {key} IN ({picked}) {order}"
+        else:
+            sql = f"{select} WHERE {where} {order} LIMIT {m} OFFSET {m}"
         return self.mapper.page(db.execute(sql, params)), total
+
+    def _ranges(self, page: PageRequest) -> bool:
+        """Whether the page ranges over a field whose sort index holds ``created_at`` too
+        (``registry.expected_indexes``): the rows in range are then ordered by the index's
+        entries alone and only the page's own rows are read (``ROW_KEY``)."""
+        return self._covered_range is not None and (page.since is not None or page.until is not None)
 
     def _nulls_apart(
         self,
@@ -383,6 +425,37 @@ class PagedQuery(Generic[M]):
         """The term of ``q`` on one searchable column (``{column}``, ``{mark}`` for each
         parameter) and its parameters, for the folded ``needle``."""
         return self.CONTAINS, [needle]
+
+    def narrowed(self, terms: list[str], params: list[Any], needle: str) -> tuple[list[str], list[Any]] | None:
+        """The terms and parameters of a searched statement read from the store's search index
+        (``terms`` and ``params`` as built, the organization's term first, plus a term keeping
+        the index's candidates for the folded ``needle``); None when no index serves it (the
+        default: the statement tests every row of the organization)."""
+        return None
+
+    def _reads_in_order(
+        self,
+        db: Any,
+        organization_id: str,
+        filters: Any,
+        page: PageRequest,
+        total: int,
+        revision: int | None,
+        field: str,
+    ) -> bool:
+        """Whether a searched page reads fewer rows along the list's order than from the search
+        index: in order, about ``wanted * rows / total`` rows until the page is full (``rows``
+        the filter set's plain list, known from its block sums); from the index, at least
+        ``total`` candidates. A sort no index orders, or a filter set without block sums, reads
+        from the index."""
+        if field not in self._in_order or total == 0:
+            return False
+        key, params = self._filter_params(organization_id, filters)
+        if self._block_key(key, params) is None:
+            return False
+        rows = self._plain_total(db, organization_id, filters, revision)
+        wanted = page.per_page + (0 if page.walk else page.offset)
+        return wanted * rows <= total * total
 
     def _encode(self, name: str, value: Any) -> Any:
         encode = self.mapper.codecs[name][0]

@@ -47,6 +47,7 @@ class ScopedRecords(Generic[M]):
             blocked=True,
             facets=facet_names(table),
             listing=records.listing,
+            indexed=records.indexed,
         )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:

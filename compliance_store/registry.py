@@ -34,6 +34,7 @@ __all__ = [
     "facet_names",
     "missing_facets",
     "extra_facets",
+    "search_problems",
 ]
 
 SCOPED_KEY = ("organization_id", "id")
@@ -155,7 +156,9 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
     """A ``Records`` table's list, filter and sort indexes, by name, with their columns (as each
     store's ``migrations.helpers.create_records_table_v2`` makes them: a filter index ends with
     the other filter columns, in the filter model's field order; a sort index
-    ``<table>_sort_<field>`` per ``Records.indexed`` field, on the scope, the field and id)."""
+    ``<table>_sort_<field>`` per ``Records.indexed`` field, on the scope, the field and id, and
+    ``created_at`` after them for the ranged field, so that a range in the list's order sorts
+    the index's entries and reads only the page's rows)."""
     declared = table.records
     if declared is None:
         return {}
@@ -166,7 +169,8 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
         others = (other for other in filters if other != column)
         indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
     for field in declared.indexed:
-        indexes[f"{table.table}_sort_{field}"] = (*scope, field, "id")
+        covering = ("created_at",) if field == declared.ranged and field != "created_at" else ()
+        indexes[f"{table.table}_sort_{field}"] = (*scope, field, "id", *covering)
     return indexes
 
 
@@ -206,3 +210,15 @@ def extra_facets(table: Table, trigger_text: str) -> list[str]:
     filters = filter_columns(table)
     kept = [*filters, *(f"{a},{b}" for index, a in enumerate(filters) for b in filters[index + 1 :])]
     return [name for name in kept if name not in declared and f"'{name}'" in trigger_text]
+
+
+def search_problems(table: Table, found: tuple[str, ...] | None, hint: str) -> list[str]:
+    """What the search index of a table whose ``Records`` declares ``searchable`` fields lacks,
+    one sentence each ending in ``hint`` (``found``: the columns the index covers, None for no
+    index): its searched pages read the index, so a missing one fails there, not slowly."""
+    wanted = () if table.records is None else tuple(table.records.searchable)
+    if not wanted or found == wanted:
+        return []
+    if found is None:
+        return [f"search index {table.table}_search does not exist ({hint})"]
+    return [f"search index {table.table}_search covers {found}, not {wanted} ({hint})"]

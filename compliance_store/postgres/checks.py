@@ -1,8 +1,8 @@
 """The start-up check: the migrated schema must hold what the registered tables need.
 
 A model field without a column, or a ``Records`` table without its list index, a filter index,
-its count or revision triggers (or with one disabled), would otherwise show up later as a failing
-write, a full scan or a wrong total or cached page. The store runs this once, after migrating,
+its count or revision triggers (or with one disabled) or its search index, would otherwise show
+up later as a failing write, a full scan or a wrong total or cached page. The store runs this once, after migrating,
 and refuses to open.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 import attrs
 import psycopg
 
-from ..registry import expected_indexes, extra_facets, missing_facets
+from ..registry import expected_indexes, extra_facets, missing_facets, search_problems
+from .search import search_indexes
 from .tables import SUPPORT_TABLES, Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -63,6 +64,7 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
     indexes = {name: (owner, tuple(found)) for name, owner, found in cur.execute(_INDEXES).fetchall()}
     triggers = {name: (owner, enabled) for name, owner, enabled in cur.execute(_TRIGGERS).fetchall()}
     functions = dict(cur.execute(_FUNCTIONS).fetchall())
+    searches = search_indexes(cur)
     required: list[tuple[str, tuple[str, ...], Table | None]] = [
         (table.table, tuple(f.name for f in attrs.fields(table.model)), table) for table in tables
     ]
@@ -98,4 +100,5 @@ def schema_problems(conn: psycopg.Connection[Any], tables: Iterable[Table]) -> l
         extra = extra_facets(table, functions[function]) if function in functions else []
         if extra:
             problems.append(f"function {function} counts {extra}, which are no declared facets (keep_facets)")
+        problems += search_problems(table, searches.get(name), _GENERATE)
     return problems

@@ -1,12 +1,14 @@
 """PostgreSQL's page queries: the shared ``compliance_store.listing.PagedQuery`` with PostgreSQL's
-name for the block counts' partition column (``partition_value``). Read sessions run at
-REPEATABLE READ, so a page, its total and the revision they are kept at come from one snapshot."""
+name for the block counts' partition column (``partition_value``) and ``q`` as a ``LIKE`` its
+trigram index serves (``search``). Read sessions run at REPEATABLE READ, so a page, its total and
+the revision they are kept at come from one snapshot."""
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from .. import listing
+from . import search
 
 __all__ = ["PagedQuery"]
 
@@ -20,3 +22,9 @@ class PagedQuery(listing.PagedQuery[M]):
     """Text in code point order whatever the database's collation (as Python and SQLite's
     BINARY order it); ``lower`` follows the database's ctype, which under any UTF-8 locale folds
     as core's ``fold`` does."""
+
+    def contains(self, needle: str) -> tuple[str, list[Any]]:
+        """``LIKE`` for a ``q`` the trigram index can serve (``search``), else ``strpos``."""
+        if len(needle) < search.MIN_LENGTH:
+            return self.CONTAINS, [needle]
+        return search.LIKE, [search.like_pattern(needle)]

@@ -3,8 +3,9 @@ generated.
 
 Only what a migration can do without losing anything is generated: a new ``Records`` table, a
 column added (nullable, or with a default for the rows already there), filter indexes made again
-for a new filter list, sort indexes made or dropped for the fields declared ``indexed``, and block
-counts narrowed or recounted for new facets. A dropped column or
+for a new filter list, sort indexes made or dropped for the fields declared ``indexed``, the
+search index made again for the fields declared ``searchable`` (or dropped), and block counts
+narrowed or recounted for new facets. A dropped column or
 table, a changed type, nullability or partition, or a missing kernel table is refused, each named:
 those lose data or need a decision about rows already there, so they are written by hand, as
 Django's makemigrations asks before it drops anything.
@@ -19,7 +20,17 @@ import attrs
 from .expected import Column, DeclaredTable
 from .introspect import FoundTable
 
-__all__ = ["NewTable", "AddColumn", "Reindex", "SortIndexes", "Recount", "Change", "Refused", "changes"]
+__all__ = [
+    "NewTable",
+    "AddColumn",
+    "Reindex",
+    "SortIndexes",
+    "SearchIndex",
+    "Recount",
+    "Change",
+    "Refused",
+    "changes",
+]
 
 
 @attrs.frozen
@@ -56,6 +67,15 @@ class SortIndexes:
 
 
 @attrs.frozen
+class SearchIndex:
+    """The search index of ``table`` made (again) over ``columns``, the fields declared
+    ``searchable`` now; ``()``: dropped, the table declares none any more."""
+
+    table: str
+    columns: tuple[str, ...]
+
+
+@attrs.frozen
 class Recount:
     """New facets or pairs to count. ``narrow``: every kept key is counted already, so the
     counts stay and only the others are dropped (``keep_facets``, no scan); otherwise the
@@ -68,7 +88,7 @@ class Recount:
     narrow: bool
 
 
-Change = NewTable | AddColumn | Reindex | SortIndexes | Recount
+Change = NewTable | AddColumn | Reindex | SortIndexes | SearchIndex | Recount
 
 
 class Refused(Exception):
@@ -92,6 +112,7 @@ def changes(declared: Iterable[DeclaredTable], found: Mapping[str, FoundTable], 
             if table.records:
                 made.append(NewTable(table))
                 made += _sort_indexes(table, {})
+                made += _search_index(table, None, problems)
             else:
                 problems.append(f"kernel table {table.name} does not exist: write its migration by hand")
             continue
@@ -99,6 +120,7 @@ def changes(declared: Iterable[DeclaredTable], found: Mapping[str, FoundTable], 
         if table.records:
             made += _indexes(table, there, problems)
             made += _sort_indexes(table, there.indexes)
+            made += _search_index(table, there.search, problems)
             made += _counts(table, there, problems)
     names = {table.name for table in declared}
     for name, there in sorted(found.items()):
@@ -106,7 +128,7 @@ def changes(declared: Iterable[DeclaredTable], found: Mapping[str, FoundTable], 
             problems.append(f"table {name} is in the database but no area declares it: drop it by hand")
     if problems:
         raise Refused(problems)
-    order = (NewTable, AddColumn, Reindex, SortIndexes, Recount)
+    order = (NewTable, AddColumn, Reindex, SortIndexes, SearchIndex, Recount)
     return sorted(made, key=lambda change: order.index(type(change)))
 
 
@@ -170,6 +192,19 @@ def _sort_indexes(table: DeclaredTable, found: Mapping[str, tuple[str, ...]]) ->
     texts = {column.name for column in table.columns if column.kind == "text"} - {"id", "organization_id"}
     collated = tuple(sorted({name[len(prefix) :] for name in create} & texts))
     return [SortIndexes(table.name, drop, create, collated)]
+
+
+def _search_index(table: DeclaredTable, found: tuple[str, ...] | None, problems: list[str]) -> list[Change]:
+    """The index is made again whenever its columns differ (one index over all of them: a column
+    more or less changes it all) and dropped when nothing is searchable any more (or when one
+    made otherwise, covering ``()``, is there)."""
+    texts = [name for name in table.searchable if table.column(name).kind != "text"]
+    if texts:
+        problems.append(f"fields {texts} of {table.name} are searchable but not text: q searches text only")
+        return []
+    if found == (table.searchable or None):
+        return []
+    return [SearchIndex(table.name, table.searchable)]
 
 
 def _counts(table: DeclaredTable, there: FoundTable, problems: list[str]) -> list[Change]:

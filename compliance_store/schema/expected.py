@@ -101,6 +101,8 @@ class DeclaredTable:
         (``rate_limit_buckets.key_id``: the repository writes it beside the model)
     :param records: whether it is an organization-scoped ``Records`` table (the kernel's tables
         are written by hand: the generator only adds their columns)
+    :param searchable: the text columns ``q`` searches, which the search index covers (SQLite's
+        ``<table>_search`` FTS5 table, PostgreSQL's ``<table>_search`` trigram index)
     """
 
     name: str
@@ -112,6 +114,7 @@ class DeclaredTable:
     facets: tuple[str, ...] = ()
     pairs: tuple[tuple[str, str], ...] = ()
     indexes: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    searchable: tuple[str, ...] = ()
 
     def column(self, name: str) -> Column:
         return next(column for column in self.columns if column.name == name)
@@ -140,6 +143,7 @@ def declared_table(table: Table) -> DeclaredTable:
         facets=tuple(declared.facets),
         pairs=tuple(declared.facet_pairs),
         indexes=expected_indexes(table),
+        searchable=tuple(declared.searchable),
     )
 
 

@@ -14,6 +14,9 @@ from typing import Any
 import attrs
 import psycopg
 
+from ..postgres import search as postgres_search
+from ..sqlite import search as sqlite_search
+
 __all__ = ["FoundTable", "sqlite_tables", "postgres_tables"]
 
 
@@ -26,12 +29,16 @@ class FoundTable:
     :param counting: the text of the code that keeps its block counts (the SQLite insert trigger,
         the PostgreSQL function), which quotes every column set it counts; None when it has none
         (a kernel table)
+    :param search: the columns its search index covers (``<table>_search``: SQLite's FTS5 table
+        with its triggers, PostgreSQL's trigram index); None when it has none, ``()`` for one
+        made otherwise, which serves no ``q``
     """
 
     name: str
     columns: dict[str, tuple[str, bool]]
     indexes: dict[str, tuple[str, ...]]
     counting: str | None = None
+    search: tuple[str, ...] | None = None
 
     def counts(self, key: str) -> bool:
         """Whether the block counts are kept for ``key`` (``"a"`` or ``"a,b"``), as the start-up
@@ -40,11 +47,14 @@ class FoundTable:
 
 
 def sqlite_tables(conn: sqlite3.Connection) -> dict[str, FoundTable]:
+    """The tables of the file but SQLite's own, the virtual tables and their shadow tables (a
+    search index is read as part of the table it indexes)."""
     objects = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
     tables = {}
     texts = {name: text or "" for kind, name, _, text in objects if kind == "trigger"}
+    derived = sqlite_search.index_tables(conn)
     for kind, name, _, _ in objects:
-        if kind != "table" or name.startswith("sqlite_"):
+        if kind != "table" or name.startswith("sqlite_") or name in derived:
             continue
         columns = {
             column: (declared.upper(), not notnull)
@@ -58,7 +68,11 @@ def sqlite_tables(conn: sqlite3.Connection) -> dict[str, FoundTable]:
             if kind_ == "index" and owner == name
         }
         tables[name] = FoundTable(
-            name=name, columns=columns, indexes=indexes, counting=texts.get(f"{name}_block_insert")
+            name=name,
+            columns=columns,
+            indexes=indexes,
+            counting=texts.get(f"{name}_block_insert"),
+            search=sqlite_search.indexed_columns(conn, name),
         )
     return tables
 
@@ -94,12 +108,14 @@ def postgres_tables(conn: psycopg.Connection[Any]) -> dict[str, FoundTable]:
     for index, table, found in cur.execute(_INDEXES).fetchall():
         indexes.setdefault(table, {})[index] = tuple(found)
     functions = dict(cur.execute(_FUNCTIONS).fetchall())
+    searches = postgres_search.search_indexes(cur)
     return {
         name: FoundTable(
             name=name,
             columns=found,
             indexes=indexes.get(name, {}),
             counting=functions.get(f"{name}_list_blocks"),
+            search=searches.get(name),
         )
         for name, found in columns.items()
     }

@@ -2,7 +2,7 @@
 store's ordered list.
 
 The file holds literal names only and calls the store's frozen helpers
-(``create_records_table_v5``, ``keep_facets``, ``recount_blocks_v2``) or plain statements
+(``create_records_table_v5``, ``search_index``, ``keep_facets``, ``recount_blocks_v2``) or plain statements
 (``ALTER TABLE ... ADD COLUMN``, the filter indexes as ``create_records_table_v2`` makes them),
 so it means the same whatever the declarations become later: it is reviewed and committed like
 a migration written by hand.
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .diff import AddColumn, Change, NewTable, Recount, Reindex, SortIndexes
+from .diff import AddColumn, Change, NewTable, Recount, Reindex, SearchIndex, SortIndexes
 from .expected import POSTGRES, SQLITE
 
 __all__ = ["write_migration", "render", "next_number", "register", "MIGRATION_NAME"]
@@ -68,6 +68,8 @@ def render(changes: Sequence[Change], dialect: str, migration: str) -> str:
     for change in changes:
         if isinstance(change, NewTable):
             helpers.add("create_records_table_v5")
+        elif isinstance(change, SearchIndex):
+            helpers.add("search_index" if change.columns else "drop_search_index")
         elif isinstance(change, Recount):
             helpers.add("keep_facets" if change.narrow else "recount_blocks_v2")
     body = [line for change in changes for line in _lines(change, dialect, handle)]
@@ -95,6 +97,10 @@ def _summary(change: Change) -> str:
         return f"filter indexes of ``{change.table}`` for its filters as declared now"
     if isinstance(change, SortIndexes):
         return f"sort indexes of ``{change.table}`` for its indexed fields as declared now"
+    if isinstance(change, SearchIndex):
+        if not change.columns:
+            return f"no search index of ``{change.table}`` (nothing is searchable)"
+        return f"search index of ``{change.table}`` for its searchable fields as declared now"
     facets = ", ".join(change.facets) or "none"
     return f"block counts of ``{change.table}`` for the facets declared now ({facets})"
 
@@ -138,12 +144,24 @@ def _lines(change: Change, dialect: str, handle: str) -> list[str]:
             )
             lines += _execute(handle, f"CREATE INDEX {_quote(name)}\\n    ON {_quote(change.table)} ({listed})")
         return lines
+    if isinstance(change, SearchIndex):
+        if not change.columns:
+            return [f"    drop_search_index({handle}, {_text(change.table)})"]
+        return _call("search_index", [handle, _text(change.table), _tuple(change.columns)])
     helper = "keep_facets" if change.narrow else "recount_blocks_v2"
     arguments = [handle, _text(change.table), f"facets={_tuple(change.facets)}"]
     if change.pairs:
         arguments.append(f"pairs={_pairs(change.pairs)}")
     if change.partition:
         arguments.append(f"partition={_text(change.partition)}")
+    return [f"    {helper}(", *(f"        {argument}," for argument in arguments), "    )"]
+
+
+def _call(helper: str, arguments: Sequence[str]) -> list[str]:
+    """``helper(arguments)`` on one line, or one argument a line as ruff formats a long one."""
+    line = f"    {helper}({', '.join(arguments)})"
+    if len(line) <= 120:
+        return [line]
     return [f"    {helper}(", *(f"        {argument}," for argument in arguments), "    )"]
 
 

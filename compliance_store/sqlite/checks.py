@@ -1,8 +1,8 @@
 """The start-up check: the migrated file must hold what the registered tables need.
 
 A model field without a column, or a ``Records`` table without its list index, a filter index,
-its count or revision triggers, would otherwise show up later as a failing write, a full scan or
-a wrong total or cached page. The store runs this once, after migrating, and refuses to open.
+its count or revision triggers or its search index, would otherwise show up later as a failing
+write or search, a full scan or a wrong total or cached page. The store runs this once, after migrating, and refuses to open.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from collections.abc import Iterable
 
 import attrs
 
-from ..registry import expected_indexes, extra_facets, missing_facets
+from ..registry import expected_indexes, extra_facets, missing_facets, search_problems
+from .search import indexed_columns
 from .tables import Table
 
 __all__ = ["schema_problems", "expected_indexes", "expected_triggers"]
@@ -66,4 +67,5 @@ def schema_problems(conn: sqlite3.Connection, tables: Iterable[Table]) -> list[s
         extra = extra_facets(table, texts[block_trigger]) if block_trigger in texts else []
         if extra:
             problems.append(f"trigger {block_trigger} counts {extra}, which are no declared facets (keep_facets)")
+        problems += search_problems(table, indexed_columns(conn, table.table), _GENERATE)
     return problems

@@ -25,6 +25,8 @@ from typing import Any, ClassVar, TypeVar
 from compliance_core.kernel.pages import fold
 
 from .. import listing
+from ..codec import quote
+from . import search
 
 __all__ = ["PagedQuery", "register_fold", "contains_term", "glob_pattern", "folding_to"]
 
@@ -34,9 +36,21 @@ M = TypeVar("M")
 class PagedQuery(listing.PagedQuery[M]):
     COUNTER_COLUMN: ClassVar[str] = "archived"
     CONTAINS: ClassVar[str] = "instr(fold({column}), {mark}) > 0"
+    ROW_KEY: ClassVar[str | None] = "rowid"
 
     def contains(self, needle: str) -> tuple[str, list[Any]]:
         return contains_term(needle)
+
+    def narrowed(self, terms: list[str], params: list[Any], needle: str) -> tuple[list[str], list[Any]] | None:
+        """The rows of the table's search index that may contain ``needle`` (``search``), by
+        rowid; the organization's term is written ``+organization_id`` so that no index of the
+        organization's rows competes with the candidates for the planner."""
+        match = search.match_expression(needle)
+        if match is None:
+            return None
+        table = quote(search.search_table(self.mapper.table))
+        candidates = f"rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH {self.mapper.mark})"
+        return ["+" + terms[0], *terms[1:], candidates], [*params, match]
 
 
 def contains_term(needle: str) -> tuple[str, list[Any]]:

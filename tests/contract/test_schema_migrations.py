@@ -27,7 +27,7 @@ from compliance_store import postgres, sqlite
 from compliance_store.postgres import migrations as postgres_migrations
 from compliance_store.schema import Column, Refused, changes, declared_tables, write_migration
 from compliance_store.schema import __main__ as command
-from compliance_store.schema.diff import AddColumn, NewTable, Recount, Reindex, SortIndexes
+from compliance_store.schema.diff import AddColumn, NewTable, Recount, Reindex, SearchIndex, SortIndexes
 from compliance_store.schema.expected import POSTGRES, SQLITE
 from compliance_store.schema.introspect import FoundTable
 from compliance_store.schema.scratch import postgres_schema, sqlite_schema
@@ -72,6 +72,9 @@ COLOURED = Records(
 WITH_COLOURED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(COLOURED,)))
 SORTED = attrs.evolve(COLOURED, sortable=("colour", "weight"), indexed=("colour",))
 WITH_SORTED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SORTED,)))
+
+SEARCHED = attrs.evolve(COLOURED, searchable=("kind", "colour"))
+WITH_SEARCHED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SEARCHED,)))
 
 PACKAGES = {SQLITE: sqlite_migrations, POSTGRES: postgres_migrations}
 
@@ -348,3 +351,80 @@ def test_the_start_up_check_names_the_command_for_a_declared_table_or_column_mis
     finally:
         if dialect == POSTGRES:
             _drop_schema(url)
+
+
+def _opened(dialect: str, tmp_path: pathlib.Path, request: pytest.FixtureRequest, areas: Any) -> Store:
+    if dialect == SQLITE:
+        return sqlite.SqliteStore(f"sqlite:///{tmp_path / 'searched.db'}", areas=areas)
+    return postgres.PostgresStore(request.getfixturevalue("postgres_url"), pool_min=0, areas=areas)
+
+
+def test_searchable_fields_get_a_search_index_which_follows_the_declaration(
+    dialect: str,
+    schema_of: Any,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """Declared searchable, a table gets its search index (the store refuses to open without
+    it); a changed list of fields makes it again, none drops it; a new table gets it with it."""
+    package = PACKAGES[dialect]
+    directory = tmp_path / dialect
+    directory.mkdir()
+    shutil.copy(pathlib.Path(package.__file__).parent / "__init__.py", directory / "__init__.py")
+    released = list(package.MIGRATIONS)
+    steps = list(released)
+    for areas, name in ((WITH_GADGETS, "gadgets"), (WITH_COLOURED, "gadget_colours")):
+        path = write_migration(directory, name, changes(declared_tables(areas), schema_of(steps), dialect), dialect)
+        steps.append((path.stem[1:], _load(path, dialect).apply))
+    monkeypatch.setattr(package, "MIGRATIONS", tuple(steps))
+    with pytest.raises(RuntimeError, match=r"search index gadgets_search does not exist \(make migration"):
+        _opened(dialect, tmp_path, request, WITH_SEARCHED)
+
+    made = changes(declared_tables(WITH_SEARCHED), schema_of(steps), dialect)
+    assert made == [SearchIndex("gadgets", ("kind", "colour"))]
+    path = write_migration(directory, "gadget_search", made, dialect)
+    assert 'search_index(db, "gadgets", ("kind", "colour"))' in path.read_text().replace("cur", "db")
+    steps.append((path.stem[1:], _load(path, dialect).apply))
+    assert schema_of(steps)["gadgets"].search == ("kind", "colour")
+    assert changes(declared_tables(WITH_SEARCHED), schema_of(steps), dialect) == []
+
+    monkeypatch.setattr(package, "MIGRATIONS", tuple(steps))
+    store = _opened(dialect, tmp_path, request, WITH_SEARCHED)
+    try:
+        with store.session(write=True) as session:
+            for n, (kind, colour) in enumerate((("Lamp", "red"), ("chair", "Lampblack"), ("desk", None))):
+                session[SEARCHED].add(
+                    Gadget(id=f"gdg_{n}", organization_id="org_a", kind=kind, colour=colour, created_at=samples.at(n))
+                )
+        with store.session(write=False) as session:
+            items, total = session[SEARCHED].list("org_a", GadgetFilter(), PageRequest(q="LAMP"))
+        assert total == 2 and [item.id for item in items] == ["gdg_0", "gdg_1"]
+    finally:
+        store.close()
+
+    narrower = (
+        *AREAS,
+        Area(name="gadgets", service=lambda context: None, records=(attrs.evolve(SEARCHED, searchable=("colour",)),)),
+    )
+    assert changes(declared_tables(narrower), schema_of(steps), dialect) == [SearchIndex("gadgets", ("colour",))]
+    made = changes(declared_tables(WITH_COLOURED), schema_of(steps), dialect)
+    assert made == [SearchIndex("gadgets", ())]
+    path = write_migration(directory, "gadget_no_search", made, dialect)
+    assert "drop_search_index(" in path.read_text()
+    steps.append((path.stem[1:], _load(path, dialect).apply))
+    assert schema_of(steps)["gadgets"].search is None
+    assert changes(declared_tables(WITH_COLOURED), schema_of(steps), dialect) == []
+
+    new = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SEARCHED,)))
+    made = changes(declared_tables(new), schema_of(released), dialect)
+    assert [type(change) for change in made] == [NewTable, SearchIndex]
+
+
+def test_a_searchable_field_that_is_no_text_is_refused() -> None:
+    numbered = (
+        *AREAS,
+        Area(name="gadgets", service=lambda context: None, records=(attrs.evolve(COLOURED, searchable=("order",)),)),
+    )
+    with pytest.raises(Refused, match=r"fields \['order'\] of gadgets are searchable but not text"):
+        changes(declared_tables(numbered), sqlite_schema(), SQLITE)

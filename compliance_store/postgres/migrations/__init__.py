@@ -48,6 +48,7 @@ from . import (
     m0021_controls,
     m0022_task_templates,
     m0023_soa,
+    m0024_search_index,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -78,6 +79,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0021_controls", m0021_controls.apply),
     ("0022_task_templates", m0022_task_templates.apply),
     ("0023_soa", m0023_soa.apply),
+    ("0024_search_index", m0024_search_index.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

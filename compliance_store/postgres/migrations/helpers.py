@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 __all__ = [
     "create_records_table",
@@ -37,6 +38,8 @@ __all__ = [
     "count_facets",
     "facet_keys",
     "filter_index_columns",
+    "search_index",
+    "drop_search_index",
 ]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
@@ -666,3 +669,68 @@ def keep_facets(
     cur.execute("DELETE FROM list_facet_blocks WHERE table_name = %s AND NOT (columns = ANY(%s))", [table, kept])
     for statement in _block_triggers_for(table, facet_block_keys(facets, pairs), facets, partition, rows):
         cur.execute(statement)
+
+
+_TRIGRAMS_SCHEMA = """SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'pg_trgm'"""
+_EXTENSION_HOME = """SELECT coalesce(
+    (SELECT nspname FROM pg_namespace WHERE nspname = 'public' AND has_schema_privilege(oid, 'CREATE')),
+    current_schema())"""
+_EXTENSION_LOCK = (0x636F6D6D, 0x74726772)
+"""Held while ``pg_trgm`` is created: the migrations of two schemas of one database may make their
+first search index at once, and ``CREATE EXTENSION IF NOT EXISTS`` does not wait for another
+transaction's (the second fails on the catalogue's unique name instead)."""
+
+
+def _trigrams_schema(cur: psycopg.Cursor[Any]) -> str:
+    """The schema holding ``pg_trgm``, created when the database lacks it: in ``public`` when it
+    exists and the migrating role may create in it, so that dropping one store's schema never
+    drops the extension (with every other schema's search indexes), else in the current schema.
+    Creating it needs a role that may (a trusted extension since PostgreSQL 13: the database's
+    CREATE privilege)."""
+    found = cur.execute(_TRIGRAMS_SCHEMA).fetchone()
+    if found is None:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", _EXTENSION_LOCK)
+        found = cur.execute(_TRIGRAMS_SCHEMA).fetchone()
+    if found is None:
+        home = cur.execute(_EXTENSION_HOME).fetchone()
+        if home is None or home[0] is None:
+            raise RuntimeError("no schema to create the pg_trgm extension in")
+        cur.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA {}").format(sql.Identifier(home[0])))
+        found = cur.execute(_TRIGRAMS_SCHEMA).fetchone()
+    assert found is not None
+    return str(found[0])
+
+
+def search_index(cur: psycopg.Cursor[Any], table: str, columns: Sequence[str]) -> None:
+    """Give ``table`` (a ``Records`` table) the index ``q`` narrows its rows with, over
+    ``columns`` (its declared ``searchable`` fields), replacing the one it had.
+
+    ``<table>_search`` is one GIN index of ``pg_trgm``'s trigrams of ``lower(column)`` for each
+    column (``gin_trgm_ops``; the extension is created when missing, see ``_trigrams_schema``),
+    which a ``q`` written ``lower(column) LIKE '%q%'`` reads per column (``BitmapOr``), each
+    row rechecked against the pattern (``compliance_store.postgres.search``). PostgreSQL keeps
+    it in step with every write itself, through the GIN pending list.
+    """
+    for name in (table, *columns):
+        _check_name(name)
+    if not columns:
+        raise ValueError(f"a search index of {table} needs at least one column")
+    schema = _trigrams_schema(cur)
+    drop_search_index(cur, table)
+    keys = sql.SQL(", ").join(
+        sql.SQL("lower({}) {}.gin_trgm_ops").format(sql.Identifier(column), sql.Identifier(schema))
+        for column in columns
+    )
+    cur.execute(
+        sql.SQL("CREATE INDEX {} ON {} USING gin ({})").format(
+            sql.Identifier(f"{table}_search"), sql.Identifier(table), keys
+        )
+    )
+
+
+def drop_search_index(cur: psycopg.Cursor[Any], table: str) -> None:
+    """Drop ``table``'s search index, if it has one (a table whose declaration no longer names
+    searchable fields). The extension stays: other schemas' indexes may use it."""
+    _check_name(table)
+    cur.execute(f'DROP INDEX IF EXISTS "{table}_search"')

@@ -40,6 +40,7 @@ from . import (
     m0023_controls,
     m0024_task_templates,
     m0025_soa,
+    m0026_search_index,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -73,6 +74,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0023_controls", m0023_controls.apply),
     ("0024_task_templates", m0024_task_templates.apply),
     ("0025_soa", m0025_soa.apply),
+    ("0026_search_index", m0026_search_index.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -36,6 +36,9 @@ __all__ = [
     "count_facets",
     "facet_keys",
     "filter_index_columns",
+    "search_index",
+    "drop_search_index",
+    "SEARCH_TOKENIZER",
 ]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
@@ -665,3 +668,82 @@ def _block_triggers_v2(
         return _block_removals(table, keys, partition, row, guarded)
 
     return _triggers(table, "block", _changed((*_LOCATED, *scope, *columns)), add, remove)
+
+
+SEARCH_TOKENIZER = "trigram case_sensitive 0"
+"""The tokenizer of every ``<table>_search`` table (SQLite 3.34 and later): each run of three
+characters, folded by SQLite's own case folding."""
+
+
+def _search_text(prefix: str, column: str) -> str:
+    """What the search index holds of a column: its text with ``İ`` as ``i``, the one character
+    Python's ``fold`` takes to an ASCII letter that SQLite's folding keeps apart (so that a
+    ``q`` holding an ``i`` can still use the index)."""
+    return f"replace({prefix}\"{column}\", 'İ', 'i')"
+
+
+def _search_triggers(table: str, columns: Sequence[str]) -> tuple[str, str, str]:
+    search = f"{table}_search"
+    listed = ", ".join(f'"{column}"' for column in columns)
+
+    def insert(row: str) -> str:
+        texts = ", ".join(_search_text(f"{row}.", column) for column in columns)
+        return f'INSERT INTO "{search}" (rowid, {listed}) VALUES ({row}.rowid, {texts});'
+
+    def delete(row: str) -> str:
+        texts = ", ".join(_search_text(f"{row}.", column) for column in columns)
+        return f'INSERT INTO "{search}" ("{search}", rowid, {listed}) VALUES (\'delete\', {row}.rowid, {texts});'
+
+    changed = " OR ".join(
+        ["OLD.rowid IS NOT NEW.rowid", *(f'OLD."{column}" IS NOT NEW."{column}"' for column in columns)]
+    )
+    return (
+        f'CREATE TRIGGER "{search}_insert" AFTER INSERT ON "{table}" BEGIN {insert("NEW")} END',
+        f'CREATE TRIGGER "{search}_delete" AFTER DELETE ON "{table}" BEGIN {delete("OLD")} END',
+        (
+            f'CREATE TRIGGER "{search}_update" AFTER UPDATE ON "{table}" WHEN {changed} '
+            f"BEGIN {delete('OLD')} {insert('NEW')} END"
+        ),
+    )
+
+
+def search_index(db: Database, table: str, columns: Sequence[str]) -> None:
+    """Give ``table`` (a ``Records`` table) the index ``q`` narrows its candidates with, over
+    ``columns`` (its declared ``searchable`` fields), replacing the one it had.
+
+    ``<table>_search`` is a contentless FTS5 table (``SEARCH_TOKENIZER``, ``detail=none``: the
+    trigrams each row holds, no positions and no copy of the text) keyed by the table's rowid and
+    filled from the rows already there; the triggers ``<table>_search_insert|delete|update`` keep
+    it in step inside every write (an update only when a searched column changed: one statement
+    per insert and delete, two per such update). The index is a candidate filter: a row holding
+    every trigram of a ``q`` may still not contain it, so the exact test of ``q`` stays
+    (``compliance_store.sqlite.search``).
+
+    The rowid links a row to its entry: VACUUM keeps the rowids of a table with indexes, and the
+    store copies through its repositories; a file rebuilt otherwise (``.dump`` without
+    ``--preserve-rowids``) calls this again to index its rows anew.
+    """
+    for name in (table, *columns):
+        _check_name(name)
+    if not columns:
+        raise ValueError(f"a search index of {table} needs at least one column")
+    drop_search_index(db, table)
+    search = f"{table}_search"
+    listed = ", ".join(f'"{column}"' for column in columns)
+    db.execute(
+        f"CREATE VIRTUAL TABLE \"{search}\" USING fts5({listed}, tokenize = '{SEARCH_TOKENIZER}', "
+        "content = '', columnsize = 0, detail = none)"
+    )
+    texts = ", ".join(_search_text("", column) for column in columns)
+    db.execute(f'INSERT INTO "{search}" (rowid, {listed}) SELECT rowid, {texts} FROM "{table}"')
+    for statement in _search_triggers(table, columns):
+        db.execute(statement)
+
+
+def drop_search_index(db: Database, table: str) -> None:
+    """Drop ``table``'s search index and its triggers, if it has them (a table whose declaration
+    no longer names searchable fields)."""
+    _check_name(table)
+    for event in ("insert", "delete", "update"):
+        db.execute(f'DROP TRIGGER IF EXISTS "{table}_search_{event}"')
+    db.execute(f'DROP TABLE IF EXISTS "{table}_search"')
