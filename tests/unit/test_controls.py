@@ -35,7 +35,9 @@ def _types(platform: Platform, kind: str) -> list[dict]:
 
 
 def _control_of(platform: Platform, owner, framework: str, requirement: str) -> str:
-    rows = platform.controls.requirement_controls(owner, framework, ControlRequirementFilter(requirement_id=requirement))
+    rows = platform.controls.requirement_controls(
+        owner, framework, ControlRequirementFilter(requirement_id=requirement)
+    )
     (row,) = rows.items
     return row.control_id
 
@@ -54,10 +56,10 @@ def test_enabling_iso_27001_makes_its_93_annex_a_controls(platform: Platform, ow
     assert [item.framework_id for item in platform.controls.enabled(owner).items] == [ISO]
 
 
-def test_enabling_twice_is_a_conflict_and_an_unknown_framework_a_404(platform: Platform, owner) -> None:
-    platform.controls.enable(owner, ISO)
-    with pytest.raises(Conflict):
-        platform.controls.enable(owner, ISO)
+def test_enabling_twice_changes_nothing_and_an_unknown_framework_is_a_404(platform: Platform, owner) -> None:
+    first = platform.controls.enable(owner, ISO)
+    assert platform.controls.enable(owner, ISO) == first
+    assert platform.controls.list(owner).total == 93
     with pytest.raises(NotFound):
         platform.controls.enable(owner, "no-such-framework")
 
@@ -78,7 +80,10 @@ def test_enabling_a_mapped_framework_reuses_the_controls_a_mapping_makes_equal(p
 def test_a_policy_moves_its_controls_status_once_per_change(platform: Platform, owner) -> None:
     platform.controls.enable(owner, ISO)
     control_id = _control_of(platform, owner, ISO, "a.5.1")
-    policy = platform.policies.create(owner, NewPolicy(name="Information security policy", content="We protect information.", control_ids=[control_id]))
+    policy = platform.policies.create(
+        owner,
+        NewPolicy(name="Information security policy", content="We protect information.", control_ids=[control_id]),
+    )
     assert platform.controls.get(owner, control_id).status is ControlStatus.IN_PROGRESS
     platform.policies.publish(owner, policy.id, PublishPolicy())
     control = platform.controls.get(owner, control_id)
@@ -183,3 +188,37 @@ def test_only_managers_enable_and_auditors_read(platform: Platform, actor_as) ->
         platform.controls.enable(actor_as(Role.AUDITOR), ISO)
     platform.controls.enable(actor_as(Role.ADMIN), ISO)
     assert platform.controls.list(actor_as(Role.AUDITOR)).total == 93
+
+
+def test_an_imported_mapping_is_checked_pair_by_pair_and_reuses_controls(platform: Platform, owner) -> None:
+    from compliance_core.areas.frameworks.controls import MappingFilter, MappingImport
+
+    with pytest.raises(ValidationError) as raised:
+        platform.controls.import_mappings(
+            owner,
+            MappingImport(
+                source_framework=SOC2,
+                target_framework=ISO,
+                mappings=[
+                    {"source": "cc1.1", "target": "a.5.99", "relation": "equal"},
+                    {"source": "cc1.2", "target": "a.5.1", "relation": "roughly"},
+                ],
+            ),
+        )
+    fields = [error["field"] for error in raised.value.details["errors"]]
+    assert fields == ["mappings[0].target", "mappings[1].relation"]
+    entry = {"source": "cc1.1", "target": "a.5.4", "relation": "equal"}
+    report = platform.controls.import_mappings(
+        owner, MappingImport(source_framework=SOC2, target_framework=ISO, publisher="Ours", mappings=[entry, entry])
+    )
+    assert (report.imported, report.already) == (1, 1)
+    asked = MappingFilter(source_framework=ISO, target_framework=SOC2)
+    turned = platform.controls.mappings(owner, asked, PageRequest(page=2, per_page=100)).items
+    assert any(
+        pair.imported and (pair.source_requirement, pair.target_requirement) == ("a.5.4", "cc1.1") for pair in turned
+    )
+    everything = platform.controls.mappings(owner, page=PageRequest(page=2, per_page=100))
+    assert [pair.source_framework for pair in everything.items if pair.imported] == [SOC2]
+    platform.controls.enable(owner, ISO)
+    platform.controls.enable(owner, SOC2)
+    assert _control_of(platform, owner, SOC2, "cc1.1") == _control_of(platform, owner, ISO, "a.5.4")

@@ -152,24 +152,25 @@ def test_a_version_of_a_framework_not_enabled_is_refused_naming_framework_id(pla
     assert (raised.value.details["field"], raised.value.details["value"]) == ("frameworkId", "soc2-tsc-2017")
 
 
-def test_a_new_version_waits_for_the_open_one_and_leaves_the_approved_one_as_it_was(
+def test_a_new_version_supersedes_an_open_one_and_leaves_the_approved_one_as_it_was(
     platform: Platform, owner, draft
 ) -> None:
-    with pytest.raises(Conflict) as raised:
-        platform.soa.create(owner, NewSoaDocument(framework_id=FRAMEWORK))
-    assert raised.value.details["documentId"] == draft.id
-    assert raised.value.details["field"] == "status"
+    newer = platform.soa.create(owner, NewSoaDocument(framework_id=FRAMEWORK))
+    assert (newer.version, platform.soa.get(owner, draft.id).status) == (draft.version + 1, "superseded")
+    with pytest.raises(Conflict):
+        platform.soa.submit(owner, draft.id, SubmitSoa())
+    draft = newer
     platform.soa.mark_not_applicable(owner, draft.id, "a.7.1", MarkNotApplicable(justification="No premises."))
     platform.soa.submit(owner, draft.id, SubmitSoa())
     approved = platform.soa.approve(owner, draft.id, ApproveSoa(comment="Agreed."))
     second = platform.soa.create(owner, NewSoaDocument(framework_id=FRAMEWORK))
-    assert (second.version, second.status) == (2, SoaStatus.DRAFT)
+    assert (second.version, second.status) == (3, SoaStatus.DRAFT)
     platform.soa.mark_applicable(owner, second.id, "a.7.1", MarkApplicable(drivers=[Driver.LEGAL]))
     assert platform.soa.get(owner, approved.id) == approved
     frozen = {row.label: row for row in platform.soa.rows(owner, approved.id).items}
     assert (frozen["A.7.1"].applicable, frozen["A.7.1"].justification) == (False, "No premises.")
     assert platform.soa.row(owner, second.id, "a.7.1").applicable is True
-    assert [item.version for item in platform.soa.list(owner).items] == [2, 1]
+    assert [item.version for item in platform.soa.list(owner).items] == [3, 2, 1]
 
 
 def test_an_exclusion_needs_its_justification(platform: Platform, owner, draft) -> None:

@@ -141,7 +141,7 @@ class MappingImportReport:
 
 @attrs.frozen(kw_only=True)
 class MappingFilter(Filter):
-    """``sourceFramework`` and ``targetFramework`` are required: a mapping is read per pair."""
+    """Either side may be left out: a mapping list is then every pair with the given side."""
 
     source_framework: str | None = attrs.field(default=None, converter=optional_text(100))
     target_framework: str | None = attrs.field(default=None, converter=optional_text(100))
@@ -176,14 +176,18 @@ class ControlService:
     def enable(self, actor: Actor, framework_id: str) -> EnabledFramework:
         """One control per requirement the framework implements with controls, except where a
         mapping says a control of an enabled framework serves the requirement already (equal, or
-        a requirement containing it): that control is reused, so work done once counts twice."""
+        a requirement containing it): that control is reused, so work done once counts twice.
+        Enabling a framework already enabled changes nothing and answers it as it is."""
         source, requirements = self._framework(framework_id)
         organization_id = actor.organization_id
         now = self.uow.clock.now()
         with self.uow.write(actor) as tx:
-            enabled = every(tx[ENABLED_FRAMEWORKS], organization_id, EnabledFrameworkFilter())
-            if any(item.framework_id == framework_id for item in enabled):
-                raise Conflict(f"framework {framework_id} is already enabled", {"frameworkId": framework_id})
+            enabled: builtins.list[EnabledFramework] = every(
+                tx[ENABLED_FRAMEWORKS], organization_id, EnabledFrameworkFilter()
+            )
+            already = next((item for item in enabled if item.framework_id == framework_id), None)
+            if already is not None:
+                return already
             reuse = self._reusable(tx, organization_id, framework_id, [item.framework_id for item in enabled])
             reused: dict[str, Control] = {}
             for requirement in requirements:
@@ -367,7 +371,7 @@ class ControlService:
         body=NewControl,
         idempotent=True,
         result=Control,
-        example={"name": "Quarterly access review", "code": "ORG-7", "ownerId": "per_..."},
+        example={"name": "Quarterly access review", "code": "ORG-7", "description": "Owners review who has access."},
     )
     def create(self, actor: Actor, data: NewControl, once: Once) -> Control:
         now = self.uow.clock.now()
@@ -394,7 +398,7 @@ class ControlService:
         Route("PATCH", _CONTROL, "Change a control's name, code, description or owner"),
         body=ControlPatch,
         event=ControlUpdated,
-        example={"ownerId": "per_..."},
+        example={"description": "Owners review who has access, each quarter."},
         check=lambda service, tx, actor, updated, previous: Directory(tx).check_member(
             actor.organization_id, "ownerId", updated.owner_id if "owner_id" in previous else None
         ),
@@ -444,7 +448,7 @@ class ControlService:
         linkable = self._linkable(data.kind)
         with self.uow.write(actor) as tx:
             fetch(tx, CONTROLS, actor.organization_id, control_id)
-            record = fetch(tx, linkable.records, actor.organization_id, data.target_id)
+            record = self._target(tx, linkable, actor.organization_id, data.target_id)
             ids = linkable.control_ids(record)
             if control_id not in ids:
                 self._relink(tx, linkable, record, (*ids, control_id))
@@ -480,18 +484,28 @@ class ControlService:
     def mappings(
         self, actor: Actor, filters: MappingFilter | None = None, page: PageRequest | None = None
     ) -> Page[MappingPair]:
-        """The catalogue's pairs, then those the organization imported, oriented from
-        ``sourceFramework`` to ``targetFramework`` (a pair stored the other way round is turned,
-        subset becoming superset)."""
+        """The catalogue's pairs, then those the organization imported. With ``sourceFramework``
+        (and ``targetFramework``) they are oriented from it (a pair stored the other way round
+        is turned, subset becoming superset); without, each is listed as it is stored."""
         chosen = filters or MappingFilter()
-        for field, value in (
-            ("sourceFramework", chosen.source_framework),
-            ("targetFramework", chosen.target_framework),
-        ):
-            if value is None:
-                raise ValidationError.field(field, value, "is required: mappings are read per pair of frameworks")
-        source, target = str(chosen.source_framework), str(chosen.target_framework)
-        pairs = [
+        organization_id = actor.organization_id
+        pairs: builtins.list[MappingPair] = []
+        with self.uow.read() as session:
+            if chosen.source_framework is None and chosen.target_framework is None:
+                for mapping in self.catalogue.mapping_sources:
+                    pairs += self._catalogued(mapping.source, mapping.target)
+                pairs += [
+                    _pair(row, turned=False)
+                    for row in every(session[IMPORTED_MAPPINGS], organization_id, ImportedMappingFilter())
+                ]
+            else:
+                for source, target in self._framework_pairs(session, organization_id, chosen):
+                    pairs += self._catalogued(source, target)
+                    pairs += self._imported(session, organization_id, source, target)
+        return page_in_memory(pairs, page or PageRequest())
+
+    def _catalogued(self, source: str, target: str) -> builtins.list[MappingPair]:
+        return [
             MappingPair(
                 id=f"{source}:{item.source_requirement}>{target}:{item.target_requirement}",
                 source_framework=source,
@@ -504,10 +518,22 @@ class ControlService:
             )
             for item in self.catalogue.mappings_between(source, target)
         ]
-        with self.uow.read() as session:
-            for row in self._imported(session, actor.organization_id, source, target):
-                pairs.append(row)
-        return page_in_memory(pairs, page or PageRequest())
+
+    def _framework_pairs(
+        self, session: Session, organization_id: str, chosen: MappingFilter
+    ) -> builtins.list[tuple[str, str]]:
+        """The (source, target) framework pairs a list with a side given reads, each once."""
+        source, target = chosen.source_framework, chosen.target_framework
+        if source is not None and target is not None:
+            return [(source, target)]
+        stored = [(mapping.source, mapping.target) for mapping in self.catalogue.mapping_sources]
+        stored += [
+            (row.source_framework, row.target_framework)
+            for row in every(session[IMPORTED_MAPPINGS], organization_id, ImportedMappingFilter())
+        ]
+        given = str(source if source is not None else target)
+        others = dict.fromkeys(b if a == given else a for a, b in stored if given in (a, b) and a != b)
+        return [(given, other) if source is not None else (other, given) for other in others]
 
     @operation(
         CONTROL_WRITE,
@@ -599,43 +625,18 @@ class ControlService:
         )
 
     def _imported(self, session: Session, organization_id: str, source: str, target: str) -> builtins.list[MappingPair]:
-        pairs = []
-        inverse = {"subset": "superset", "superset": "subset"}
-        for row in every(
+        """The organization's pairs from ``source`` to ``target``, those stored the other way turned."""
+        straight = every(
             session[IMPORTED_MAPPINGS],
             organization_id,
             ImportedMappingFilter(source_framework=source, target_framework=target),
-        ):
-            pairs.append(
-                MappingPair(
-                    id=row.id,
-                    source_framework=source,
-                    source_requirement=row.source_requirement,
-                    target_framework=target,
-                    target_requirement=row.target_requirement,
-                    relation=row.relation,
-                    publisher=row.publisher,
-                    imported=True,
-                )
-            )
-        for row in every(
+        )
+        backward = every(
             session[IMPORTED_MAPPINGS],
             organization_id,
             ImportedMappingFilter(source_framework=target, target_framework=source),
-        ):
-            pairs.append(
-                MappingPair(
-                    id=row.id,
-                    source_framework=source,
-                    source_requirement=row.target_requirement,
-                    target_framework=target,
-                    target_requirement=row.source_requirement,
-                    relation=inverse.get(row.relation, row.relation),
-                    publisher=row.publisher,
-                    imported=True,
-                )
-            )
-        return pairs
+        )
+        return [_pair(row, turned=False) for row in straight] + [_pair(row, turned=True) for row in backward]
 
     # -- keeping statuses exact ------------------------------------------------------------
 
@@ -718,12 +719,20 @@ class ControlService:
 
     def _unlink(self, tx: Tx, organization_id: str, control_id: str, kind: str, target_id: str) -> None:
         linkable = self._linkable(kind)
-        record = fetch(tx, linkable.records, organization_id, target_id)
+        record = self._target(tx, linkable, organization_id, target_id)
         ids = linkable.control_ids(record)
         if control_id in ids:
             self._relink(tx, linkable, record, tuple(item for item in ids if item != control_id))
 
     # -- helpers ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _target(tx: Tx, linkable: Linkable, organization_id: str, target_id: str) -> Any:
+        """The record a link names: a body field, so a missing one is a 400 naming it."""
+        record = tx[linkable.records].get(organization_id, target_id)
+        if record is None:
+            raise ValidationError.field("targetId", target_id, f"names no {linkable.kind} of the organization")
+        return record
 
     def _linkable(self, kind: str) -> Linkable:
         for linkable in self.linkables:
@@ -787,6 +796,34 @@ class ControlService:
     def _requirements(self, framework_id: str) -> tuple[Any, ...]:
         catalog = self.catalogue.catalog(framework_id)
         return () if catalog is None else catalog.requirements
+
+
+_INVERSE = {"subset": "superset", "superset": "subset"}
+
+
+def _pair(row: ImportedMapping, *, turned: bool) -> MappingPair:
+    """An imported row as a listed pair, read from its target's side when ``turned``."""
+    if not turned:
+        return MappingPair(
+            id=row.id,
+            source_framework=row.source_framework,
+            source_requirement=row.source_requirement,
+            target_framework=row.target_framework,
+            target_requirement=row.target_requirement,
+            relation=row.relation,
+            publisher=row.publisher,
+            imported=True,
+        )
+    return MappingPair(
+        id=row.id,
+        source_framework=row.target_framework,
+        source_requirement=row.target_requirement,
+        target_framework=row.source_framework,
+        target_requirement=row.source_requirement,
+        relation=_INVERSE.get(row.relation, row.relation),
+        publisher=row.publisher,
+        imported=True,
+    )
 
 
 def _service(context: Context) -> ControlService:

@@ -70,10 +70,13 @@ class SoaStatus(enum.StrEnum):
     """Submitted to a named approver; nothing may be marked until approved or declined."""
     APPROVED = "approved"
     """Decided (the reference platform's ``completed``): its rows are frozen copies."""
+    SUPERSEDED = "superseded"
+    """Left undecided when a newer version was started: kept for the record, never decided."""
 
 
 OPEN = frozenset({SoaStatus.DRAFT, SoaStatus.NEEDS_REVIEW})
-"""The states of a version not yet decided: a framework has at most one such version."""
+"""The states of a version not yet decided: a framework has at most one such version (starting
+a new one supersedes it)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -290,4 +293,10 @@ class SoaDeclined(Event):
     type = "soa.declined"
 
 
-EVENTS: tuple[type[Event], ...] = (SoaCreated, SoaRowUpdated, SoaSubmitted, SoaApproved, SoaDeclined)
+class SoaSuperseded(Event):
+    """An undecided version was left behind by a newer one; ``previous`` holds its old status."""
+
+    type = "soa.superseded"
+
+
+EVENTS: tuple[type[Event], ...] = (SoaCreated, SoaRowUpdated, SoaSubmitted, SoaApproved, SoaDeclined, SoaSuperseded)

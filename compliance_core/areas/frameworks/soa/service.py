@@ -79,6 +79,7 @@ from .models import (
     SoaRowUpdated,
     SoaStatus,
     SoaSubmitted,
+    SoaSuperseded,
     SubmitSoa,
 )
 
@@ -118,9 +119,10 @@ class SoaService:
         example={"frameworkId": "iso-27001-2022"},
     )
     def create(self, actor: Actor, data: NewSoaDocument, once: Once) -> SoaDocument:
-        """The next version, a draft whose rows are the framework's working rows; the versions
-        before it stay as they are. Refused while the latest version is still open (a draft or
-        awaiting approval): finish or decide that one first."""
+        """The next version, a draft whose rows are the framework's working rows. An approved
+        version before it stays as it is; one still open (a draft, or awaiting approval) is
+        superseded: kept for the record and never decided, as the reference platform's older
+        version loses ``isLatest``."""
         now = self.uow.clock.now()
 
         def create() -> SoaDocument:
@@ -130,10 +132,10 @@ class SoaService:
                 raise ValidationError.field("frameworkId", data.framework_id, "is not enabled for this organization")
             latest = _latest(tx, organization_id, data.framework_id)
             if latest is not None and latest.status in OPEN:
-                raise Conflict(
-                    f"version {latest.version} ({latest.id}) of the {data.framework_id} statement is still "
-                    f"{latest.status}; approve or finish it first",
-                    {"field": "status", "value": latest.status.value, "documentId": latest.id, "reason": "is open"},
+                left = attrs.evolve(latest, status=SoaStatus.SUPERSEDED, updated_at=now)
+                tx[SOA_DOCUMENTS].update(left)
+                tx.record(
+                    SoaSuperseded(organization_id=organization_id, subject=left, previous={"status": latest.status})
                 )
             return _start(tx, organization_id, data.framework_id, name, latest, now, self.uow.ids)
 
