@@ -77,6 +77,7 @@ def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
     with platform:
         boot = platform.bootstrap("Acme Ltd")
         actor = Actor(organization_id=boot.organization.id, role=Role.OWNER, key_id=boot.owner_key.key.id)
+        _enable_a_framework(platform, actor)
         for area in areas:
             service = platform.services[area.name]
             creates = [op for op in area.operations if op.method == "create" and op.example and not op.ids]
@@ -99,6 +100,27 @@ def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
                 except ComplianceError:
                     continue  # an operation the example record does not allow: its event shows elsewhere
     return seen
+
+
+def _enable_a_framework(platform: Platform, actor: Actor) -> None:
+    """Enable a framework and implement one of its controls with a published policy, when the
+    platform has those areas: the statement of applicability's examples need an enabled
+    framework, and the spec's ``control.status_changed`` happens only in another area's write."""
+    services = platform.services
+    if "controls" not in services:
+        return
+    framework = next(iter(services["frameworks"].catalogue.installed()), None)
+    if framework is None:
+        return
+    services["controls"].enable(actor, framework.id)
+    if "policies" in services:
+        from .areas.policies import NewPolicy, PublishPolicy
+
+        control = services["controls"].list(actor).items[0]
+        policy = services["policies"].create(
+            actor, NewPolicy(name="Access control", content="Access is reviewed.", control_ids=[control.id])
+        )
+        services["policies"].publish(actor, policy.id, PublishPolicy())
 
 
 def _steady(first: Any, second: Any) -> Any:

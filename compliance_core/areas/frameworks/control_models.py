@@ -313,6 +313,8 @@ class FrameworkDisabled(Event):
 
 
 class ControlCreated(Event):
+    """A control was made: by a person, or for a requirement of a framework being enabled."""
+
     type = "control.created"
 
 
@@ -323,6 +325,9 @@ class ControlUpdated(Event):
 
 
 class ControlDeleted(Event):
+    """A control was deleted (by a person, or with the framework it alone served); ``data`` is
+    the control as it was."""
+
     type = "control.deleted"
 
 
