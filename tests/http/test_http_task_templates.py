@@ -19,7 +19,7 @@ ROOT = "/v1/framework-editor/task-template"
 TEMPLATE = {
     "frameworkId": "example",
     "name": "Review user access rights",
-    "frequency": "Quarterly",
+    "frequency": "quarterly",
     "department": "it",
     "requirementIds": ["ex-1", "GV.OC-01"],
 }
@@ -54,7 +54,7 @@ def test_create_read_update_delete(api: Api) -> None:
     assert {"createdAt", "updatedAt", "organizationId", "frameworkId", "name"} <= set(body)
     one = f"{ROOT}/{body['id']}"
     assert api.get(one).json == body
-    changed = api.patch(one, {"frequency": "rrule:freq=weekly;byday=mo", "automationStatus": "automated"})
+    changed = api.patch(one, {"frequency": "RRULE:FREQ=WEEKLY;BYDAY=TU;BYDAY=MO", "automationStatus": "automated"})
     assert changed.status_code == 200, changed.text
     assert (changed.json["frequency"], changed.json["automationStatus"]) == ("FREQ=WEEKLY;BYDAY=MO", "automated")
     deleted = api.request("DELETE", one)
@@ -70,6 +70,7 @@ def test_create_read_update_delete(api: Api) -> None:
         ("frequency", "FREQ=HOURLY"),
         ("frequency", "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30"),
         ("frequency", "FREQ=MONTHLY;COUNT=2"),
+        ("frequency", "Monthly"),
         ("frequency", 12),
         ("department", "sales"),
         ("automationStatus", "sometimes"),

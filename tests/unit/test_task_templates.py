@@ -4,6 +4,7 @@ withdrawn, GV.OC and GV.OC-01)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -21,6 +22,7 @@ from compliance_core import (
     ValidationError,
 )
 from compliance_core.areas.frameworks.task_templates import (
+    FREQUENCY_PATTERN,
     TASK_TEMPLATES,
     NewTaskTemplate,
     TaskTemplateAutomationStatus,
@@ -62,8 +64,10 @@ class Seed:
 
 
 SEEDS = (
-    Seed("access-review", "Review access", "Quarterly", "it", "Check who has access.", ("ex-1",)),
-    Seed("weekly-scan", "Scan for vulnerabilities", "rrule:freq=weekly;byday=mo", "it", "", ("ex-1.1", "ex-1.1")),
+    Seed("access-review", "Review access", "quarterly", "it", "Check who has access.", ("ex-1",)),
+    Seed(
+        "weekly-scan", "Scan for vulnerabilities", "RRULE:FREQ=WEEKLY;BYDAY=TU;BYDAY=MO", "it", "", ("ex-1.1", "ex-1.1")
+    ),
 )
 
 
@@ -100,18 +104,20 @@ def test_a_custom_template_is_made_with_its_defaults_and_audited(platform, owner
 @pytest.mark.parametrize(
     ("sent", "stored"),
     [
-        ("Monthly", "monthly"),
-        (" YEARLY ", "yearly"),
+        ("monthly", "monthly"),
+        ("yearly", "yearly"),
         ("FREQ=WEEKLY;BYDAY=MO", "FREQ=WEEKLY;BYDAY=MO"),
-        ("rrule:freq=weekly;byday=mo", "FREQ=WEEKLY;BYDAY=MO"),
+        ("RRULE:FREQ=WEEKLY;BYDAY=MO", "FREQ=WEEKLY;BYDAY=MO"),
+        ("FREQ=WEEKLY;BYDAY=TU;BYDAY=MO", "FREQ=WEEKLY;BYDAY=MO"),
         ("FREQ=MONTHLY;BYDAY=MO;BYSETPOS=1;INTERVAL=2", "FREQ=MONTHLY;INTERVAL=2;BYSETPOS=1;BYDAY=MO"),
         ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29", "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29"),
         ("FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR", "FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR"),
     ],
 )
-def test_a_frequency_is_a_keyword_or_a_recurrence_rule_stored_normalised(sent: str, stored: str) -> None:
-    assert NewTaskTemplate(framework_id="example", name="n", frequency=sent).frequency == stored
-    assert normalised_frequency(stored) == stored
+def test_a_frequency_is_a_keyword_or_a_recurrence_rule_stored_normalised(platform, owner, sent, stored) -> None:
+    assert platform.task_templates.create(owner, attrs.evolve(ACCESS_REVIEW, frequency=sent)).frequency == stored
+    assert normalised_frequency(sent) == normalised_frequency(stored) == stored
+    assert re.fullmatch(FREQUENCY_PATTERN, stored)
 
 
 @pytest.mark.parametrize(
@@ -119,6 +125,12 @@ def test_a_frequency_is_a_keyword_or_a_recurrence_rule_stored_normalised(sent: s
     [
         "weekly",
         "",
+        "Monthly",
+        " yearly",
+        "freq=weekly;byday=mo",
+        "BYDAY=MO;FREQ=WEEKLY",
+        "FREQ=MONTHLY;BYMONTHDAY=32",
+        "FREQ=YEARLY;BYWEEKNO=0",
         "FREQ=FORTNIGHTLY",
         "FREQ=HOURLY",
         "FREQ=WEEKLY;BYDAY=XX",
@@ -129,8 +141,6 @@ def test_a_frequency_is_a_keyword_or_a_recurrence_rule_stored_normalised(sent: s
         "FREQ=DAILY;BYHOUR=9",
         "FREQ=YEARLY;BYEASTER=0",
         "FREQ=WEEKLY;INTERVAL=0",
-        "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30",
-        "FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31",
         "DTSTART:20260101T000000\nRRULE:FREQ=DAILY",
         "EXDATE:20260101",
         "x" * 501,
@@ -143,6 +153,31 @@ def test_a_bad_frequency_is_refused_naming_the_field_and_the_value(frequency: ob
         NewTaskTemplate(framework_id="example", name="n", frequency=frequency)
     assert raised.value.details["field"] == "frequency"
     assert raised.value.details["value"] == frequency or raised.value.details.get("truncated")
+
+
+@pytest.mark.parametrize(
+    ("frequency", "reason"),
+    [
+        ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", "never occurs"),
+        ("FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31", "never occurs"),
+        ("FREQ=MONTHLY;INTERVAL=7;BYWEEKNO=1;BYDAY=2SU,MO,-8SA,48MO", "cannot expand"),
+    ],
+)
+def test_a_rule_of_the_grammar_the_calendar_refuses_is_refused_by_the_service(
+    platform, owner, frequency: str, reason: str
+) -> None:
+    """The document's pattern admits these; the service expands the rule and finds no day."""
+    with_rule = attrs.evolve(ACCESS_REVIEW, frequency=frequency)
+    assert with_rule.frequency == frequency
+    with pytest.raises(ValidationError) as raised:
+        platform.task_templates.create(owner, with_rule)
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("frequency", frequency)
+    assert reason in raised.value.details["reason"]
+    made = platform.task_templates.create(owner, ACCESS_REVIEW)
+    with pytest.raises(ValidationError) as raised:
+        platform.task_templates.update(owner, made.id, TaskTemplatePatch(frequency=frequency))
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("frequency", frequency)
+    assert platform.task_templates.get(owner, made.id) == made
 
 
 def test_a_rule_that_never_occurs_is_refused_quickly() -> None:
@@ -203,7 +238,9 @@ def test_requirements_must_be_live_requirements_of_the_framework(platform, owner
 def test_update_checks_requirements_normalises_the_frequency_and_says_what_was(platform, owner) -> None:
     made = platform.task_templates.create(owner, ACCESS_REVIEW)
     changed = platform.task_templates.update(
-        owner, made.id, TaskTemplatePatch(frequency="freq=monthly;bymonthday=1", requirement_ids=("GV.OC",))
+        owner,
+        made.id,
+        TaskTemplatePatch(frequency="FREQ=MONTHLY;BYMONTHDAY=15;BYMONTHDAY=1", requirement_ids=("GV.OC",)),
     )
     assert (changed.frequency, changed.requirement_ids, changed.framework_id) == (
         "FREQ=MONTHLY;BYMONTHDAY=1",

@@ -66,6 +66,8 @@ __all__ = [
     "TaskTemplateCreated",
     "TaskTemplateUpdated",
     "TaskTemplateDeleted",
+    "FREQUENCY_PATTERN",
+    "expanded_rule",
     "normalised_frequency",
     "seed_task_templates",
     "AREA",
@@ -99,80 +101,89 @@ class TaskTemplateSource(enum.StrEnum):
 
 
 _KEYWORDS = ("monthly", "quarterly", "yearly")
-_PERIODS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
-_REFUSED_PARTS = {
-    "COUNT": "a template recurs without end (COUNT and UNTIL belong to a schedule, not a template)",
-    "UNTIL": "a template recurs without end (COUNT and UNTIL belong to a schedule, not a template)",
-    "BYHOUR": "a template recurs by the day (no BYHOUR, BYMINUTE or BYSECOND)",
-    "BYMINUTE": "a template recurs by the day (no BYHOUR, BYMINUTE or BYSECOND)",
-    "BYSECOND": "a template recurs by the day (no BYHOUR, BYMINUTE or BYSECOND)",
-    "BYEASTER": "BYEASTER is dateutil's own extension, not RFC 5545",
-}
+_DAY = "(MO|TU|WE|TH|FR|SA|SU)"
+_WEEK = "([1-9]|[1-4][0-9]|5[0-3])"
+_YEAR_DAY = "([1-9]|[1-9][0-9]|[12][0-9][0-9]|3[0-5][0-9]|36[0-6])"
+
+
+def _listed(item: str) -> str:
+    return f"{item}(,{item})*"
+
+
+_PARTS = "|".join(
+    (
+        "INTERVAL=[1-9][0-9]{0,3}",
+        f"WKST={_DAY}",
+        f"BYDAY={_listed(f'([+-]?{_WEEK})?{_DAY}')}",
+        f"BYMONTHDAY={_listed('[+-]?([1-9]|[12][0-9]|3[01])')}",
+        f"BYYEARDAY={_listed(f'[+-]?{_YEAR_DAY}')}",
+        f"BYWEEKNO={_listed(f'[+-]?{_WEEK}')}",
+        f"BYMONTH={_listed('([1-9]|1[0-2])')}",
+        f"BYSETPOS={_listed(f'[+-]?{_YEAR_DAY}')}",
+    )
+)
+FREQUENCY_PATTERN = f"^(monthly|quarterly|yearly|(RRULE:)?FREQ=(DAILY|WEEKLY|MONTHLY|YEARLY)(;({_PARTS}))*)$"
+"""What a frequency may be, as the document states it: RFC 5545's RRULE grammar narrowed to what
+recurring work needs (FREQ first and DAILY at the finest, no COUNT or UNTIL: a template recurs
+without end; no BYHOUR, BYMINUTE or BYSECOND: it recurs by the day), in upper case as the RFC
+writes it, each number within the RFC's range."""
+_FREQUENCY_FORM = re.compile(FREQUENCY_PATTERN)
 _ANCHOR = dt.datetime(9968, 1, 1)
-"""Where the rule is tried from: a leap year 32 years before the last one dateutil reaches, so a
+"""Where a rule is expanded from: a leap year 32 years before the last one dateutil reaches, so a
 rule that never occurs (the 30th of February) is found by walking 32 years (about 10 ms), not
 8,000 (seconds); those years hold every weekday pattern of common and leap years."""
 _FREQUENCY_RULES = (
-    "monthly, quarterly or yearly (case-insensitive), or one RFC 5545 recurrence rule (RRULE value, "
-    "the RRULE: prefix optional) such as FREQ=WEEKLY;BYDAY=MO, stored as python-dateutil writes it: "
-    "FREQ DAILY, WEEKLY, MONTHLY or YEARLY, no COUNT, UNTIL, BYHOUR, BYMINUTE or BYSECOND, and it "
-    "must occur"
+    "monthly, quarterly or yearly, or an RFC 5545 recurrence rule (an RRULE value, the RRULE: prefix "
+    "optional) such as FREQ=WEEKLY;BYDAY=MO: FREQ first (DAILY, WEEKLY, MONTHLY or YEARLY), then "
+    "INTERVAL, WKST, BYDAY, BYMONTHDAY, BYYEARDAY, BYWEEKNO, BYMONTH or BYSETPOS, in upper case; the rule "
+    "must occur on some day, and is stored as python-dateutil writes it back"
 )
 
 
-def normalised_frequency(value: str) -> str:
-    """The frequency as stored: a keyword in lower case, or the rule as python-dateutil writes it
-    back (parts upper case, in its order). Raises ``ValueError`` with the reason otherwise.
-
-    >>> normalised_frequency(" Quarterly ")
-    'quarterly'
-    >>> normalised_frequency("rrule:freq=weekly;byday=mo")
-    'FREQ=WEEKLY;BYDAY=MO'
-    """
-    stripped = value.strip()
-    if stripped.lower() in _KEYWORDS:
-        return stripped.lower()
-    rule = stripped[6:] if stripped[:6].upper() == "RRULE:" else stripped
-    if not rule or any(char in rule for char in ":\r\n"):
-        raise ValueError("must be monthly, quarterly, yearly or one recurrence rule without DTSTART or other lines")
+def expanded_rule(rule: str) -> str:
+    """The recurrence rule (the grammar of ``FREQUENCY_PATTERN``, without the RRULE: prefix) as
+    python-dateutil writes it back (repeated parts once, in its order). Raises ``ValueError`` when
+    dateutil cannot expand it or it never occurs: rules relating the rule's parts to the calendar,
+    which the pattern cannot state, checked by the service."""
     try:
         parsed = rrulestr(rule, dtstart=_ANCHOR)
         written = str(parsed).splitlines()[-1].removeprefix("RRULE:")
-        parts = dict(part.split("=", 1) for part in written.split(";"))
-    except Exception:  # dateutil's parser refuses malformed rules with several exception types
-        raise ValueError(f"must be {_FREQUENCY_RULES}") from None
-    if parts.get("FREQ") not in _PERIODS:
-        raise ValueError("FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY: a template recurs by the day at most")
-    refused = next((name for name in parts if name in _REFUSED_PARTS), None)
-    if refused is not None:
-        raise ValueError(_REFUSED_PARTS[refused])
-    if int(parts.get("INTERVAL", "1")) < 1:
-        raise ValueError("INTERVAL must be a positive integer")
-    try:
         occurs = parsed.after(_ANCHOR, inc=True) is not None
-    except (ValueError, OverflowError):
-        occurs = False
+    except Exception:  # dateutil fails on some combinations with several exception types
+        raise ValueError("python-dateutil cannot expand this rule (its parts contradict each other)") from None
     if not occurs:
         raise ValueError("the rule never occurs (such as the 30th of February)")
-    return written
+    return str(written)
+
+
+def normalised_frequency(value: str) -> str:
+    """The frequency as stored: a keyword, or the rule as python-dateutil writes it back. Raises
+    ``ValueError`` with the reason otherwise.
+
+    >>> normalised_frequency("quarterly")
+    'quarterly'
+    >>> normalised_frequency("RRULE:FREQ=WEEKLY;BYDAY=TU;BYDAY=MO")
+    'FREQ=WEEKLY;BYDAY=MO'
+    """
+    if not _FREQUENCY_FORM.fullmatch(value):
+        raise ValueError(f"must be {_FREQUENCY_RULES}")
+    return value if value in _KEYWORDS else expanded_rule(value.removeprefix("RRULE:"))
 
 
 def _frequency(value: Any, field: attrs.Attribute[Any]) -> str | Unset:
+    """The grammar only (what the document's pattern states); the service expands the rule."""
     if value is UNSET:  # a PATCH that leaves it
         return Unset.UNSET
-    if not isinstance(value, str) or len(value) > 500:
-        raise ValidationError.field(wire_name(field.name), value, "must be a string of at most 500 characters")
-    try:
-        return normalised_frequency(value)
-    except ValueError as refused:
-        raise ValidationError.field(wire_name(field.name), value, str(refused)) from None
+    if not isinstance(value, str) or len(value) > 500 or not _FREQUENCY_FORM.fullmatch(value):
+        raise ValidationError.field(wire_name(field.name), value, f"must be {_FREQUENCY_RULES}")
+    return value.removeprefix("RRULE:")
 
 
 frequency = register_schema(
     Checked(_frequency, takes_field=True),
-    {"type": "string", "minLength": 1, "maxLength": 500, "description": _FREQUENCY_RULES},
+    {"type": "string", "maxLength": 500, "pattern": FREQUENCY_PATTERN, "description": _FREQUENCY_RULES},
 )
-"""A template's frequency: a keyword or an RFC 5545 recurrence rule (see ``normalised_frequency``)."""
+"""A template's frequency: a keyword or an RFC 5545 recurrence rule (see ``FREQUENCY_PATTERN``)."""
 
 _REQUIREMENT_ID = r"^[A-Za-z_][A-Za-z0-9._-]*$"
 """OSCAL's token (the form of a catalog's ids), in ASCII."""
@@ -386,15 +397,37 @@ def _check_requirements(catalogue: FrameworkCatalogue, template: TaskTemplate) -
             raise ValidationError.field("requirementIds", requirement_id, "is withdrawn from the framework")
 
 
+def _shaped(template: TaskTemplate) -> TaskTemplate:
+    """The rule as dateutil writes it back (one it cannot expand is left for the check to refuse)."""
+    if template.frequency in _KEYWORDS:
+        return template
+    try:
+        return attrs.evolve(template, frequency=expanded_rule(template.frequency))
+    except ValueError:
+        return template
+
+
+def _check_frequency(template: TaskTemplate) -> None:
+    if template.frequency in _KEYWORDS:
+        return
+    try:
+        expanded_rule(template.frequency)
+    except ValueError as refused:
+        raise ValidationError.field("frequency", template.frequency, str(refused)) from None
+
+
 def _check_new(service: TaskTemplateService, tx: Tx, actor: Actor, template: TaskTemplate) -> None:
     if service.catalogue.catalog(template.framework_id) is None:
         raise ValidationError.field("frameworkId", template.framework_id, "is no framework of the catalogue")
+    _check_frequency(template)
     _check_requirements(service.catalogue, template)
 
 
 def _check_change(
     service: TaskTemplateService, tx: Tx, actor: Actor, template: TaskTemplate, previous: Mapping[str, Any]
 ) -> None:
+    if "frequency" in previous:
+        _check_frequency(template)
     if "requirement_ids" in previous:
         _check_requirements(service.catalogue, template)
 
@@ -417,6 +450,7 @@ class TaskTemplateService:
         Route("POST", _ALL, "Add a task template of a framework (a custom one)", 201),
         body=NewTaskTemplate,
         event=TaskTemplateCreated,
+        shape=_shaped,
         check=_check_new,
         example={
             "frameworkId": "iso-27001-2022",
@@ -432,6 +466,7 @@ class TaskTemplateService:
         Route("PATCH", _ONE, "Change some of a task template's fields (its framework stays)"),
         body=TaskTemplatePatch,
         event=TaskTemplateUpdated,
+        shape=_shaped,
         check=_check_change,
         example={"frequency": "FREQ=MONTHLY;BYMONTHDAY=1"},
     )
