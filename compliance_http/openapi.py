@@ -182,13 +182,10 @@ def _links(endpoints: tuple[Endpoint, ...]) -> dict[tuple[str, str], dict[str, A
         new_id = "$response.body#/data/0/id" if create.operation.batch is not None else "$response.body#/id"
         ids = create.operation.ids
         found: dict[str, Any] = {}
+        named = _record_id(create, endpoints)
         for target in endpoints:
             operation = target.operation
-            if (
-                operation.area != create.operation.area
-                or operation.ids[:-1] != ids
-                or len(operation.ids) != len(ids) + 1
-            ):
+            if named is None or operation.area != create.operation.area or operation.ids != (*ids, named):
                 continue
             parameters = {wire_name(name): f"$request.path.{wire_name(name)}" for name in ids}
             parameters[wire_name(operation.ids[-1])] = new_id
@@ -202,6 +199,24 @@ def _links(endpoints: tuple[Endpoint, ...]) -> dict[tuple[str, str], dict[str, A
         if found:
             links[create.method, create.path] = found
     return links
+
+
+def _record_id(create: Endpoint, endpoints: tuple[Endpoint, ...]) -> str | None:
+    """The path id naming the record ``create`` makes: the last id of the area's GET answering
+    that record's model under the create's own ids (None: nothing reads it by id)."""
+    made = create.operation.result
+    for reader in endpoints:
+        operation = reader.operation
+        if (
+            reader.method == "GET"
+            and operation.area == create.operation.area
+            and operation.result is made
+            and not operation.paged
+            and operation.ids[:-1] == create.operation.ids
+            and len(operation.ids) == len(create.operation.ids) + 1
+        ):
+            return operation.ids[-1]
+    return None
 
 
 def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:

@@ -199,6 +199,8 @@ def test_every_create_example_makes_a_record_only_its_organization_reads(
 ) -> None:
     """Driven by the declarations: the create operation's example body (wire form) makes a record
     that the area's get and list return to the organization, and nobody else's."""
+    for organization in (owner, other_org) if "frameworkId" in create.example else ():
+        platform.controls.enable(organization, create.example["frameworkId"])  # a statement's framework
     client, outsider = Client(LocalTransport(platform, owner)), Client(LocalTransport(platform, other_org))
     area = getattr(client, create.area)
     body = create.body(**{_snake(key): value for key, value in create.example.items()})
