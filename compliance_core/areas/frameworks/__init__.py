@@ -1,6 +1,9 @@
-"""The framework catalogue, read-only: the frameworks whose published OSCAL files the platform
-was given (``catalogue.py``), their requirement groups and requirements with baseline
-membership (``oscal.py``).
+"""The framework catalogue, read-only: the frameworks this package ships in its own words (ISO
+27001, SOC 2, GDPR, DORA, NIS2: ``bundled.py``) and those whose published OSCAL files the
+platform was given (NIST's: ``catalogue.py``), their requirement groups and requirements with
+baseline membership (``oscal.py``), and the mappings between them (``mappings.py``). What an
+organization does with them (enabled frameworks, controls, the statement of applicability, task
+templates) is in the modules beside this one, each its own area.
 
 The catalogue is the same for every organization and is not stored: it is read from the
 published files on first use and kept by the platform's ``FrameworkCatalogue``. Lists are
@@ -52,6 +55,12 @@ class Framework:
     baselines: tuple[str, ...]
     groups: tuple[RequirementGroup, ...]
     requirement_count: int
+    control_count: int
+    """How many of its requirements become a control, and a row of the statement, when enabled
+    (ISO 27001: its 93 Annex A controls, not its clauses)."""
+    bundled: bool
+    """Shipped with the platform in its own words (identifiers with summaries), not the
+    publisher's text; ``publisher`` says so."""
 
 
 @attrs.frozen(kw_only=True)
@@ -137,6 +146,8 @@ class FrameworkService:
             baselines=tuple(name for name, _ in source.baselines),
             groups=catalog.groups,
             requirement_count=len(catalog.requirements),
+            control_count=len(self.catalogue.actionable(source.id)),
+            bundled=source.bundled,
         )
 
 
