@@ -370,7 +370,10 @@ def _responses(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
         content = None
     elif core.result is Download:
         media_type = core.media_type or "application/octet-stream"
-        content = {media_type: {"schema": {"type": "string", "format": "binary"}}}
+        if media_type.endswith(("/json", "+json")):  # a JSON file (an OSCAL document): an object
+            content = {media_type: {"schema": {"type": "object", "description": "A JSON document, as a file"}}}
+        else:
+            content = {media_type: {"schema": {"type": "string", "format": "binary"}}}
         headers["Content-Disposition"] = {"schema": {"type": "string"}, "description": "attachment; filename=..."}
     elif route.accepted is not None:
         content = {"application/json": {"schema": schemas.ref(route.accepted, output=True)}}
