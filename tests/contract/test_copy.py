@@ -25,10 +25,12 @@ import compliance_store.copy as copying
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds, ValidationError
 from compliance_core.areas import AREAS
 from compliance_core.areas.api_keys import API_KEYS, DailyUsage, NewApiKey
-from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.context import NewContextEntry
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingPatch, NewFinding
+from compliance_core.areas.frameworks.control_models import NewControl
+from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
+from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
@@ -275,6 +277,14 @@ def seed(store: Store) -> Seeded:
     platform.context.create(owner, NewContextEntry(question="What is in scope?", answer="Every office", tags=["scope"]))
     control = platform.controls.create(owner, NewControl(name="Disk encryption", code="ORG-1"))
     platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=[control.id]))
+    entry = MappingEntry(source="cc6.1", target="a.8.24", relation="intersects")
+    platform.controls.import_mappings(
+        owner, MappingImport(source_framework="soc2-tsc-2017", target_framework="iso-27001-2022", mappings=[entry])
+    )
+    platform.controls.enable(owner, "iso-27001-2022")  # controls, rows, task templates, a statement
+    (statement,) = platform.soa.list(owner).items
+    platform.soa.submit(owner, statement.id, SubmitSoa())
+    platform.soa.approve(owner, statement.id, ApproveSoa(comment="Agreed"))
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)
     clock.advance(days=1)
@@ -345,7 +355,7 @@ def test_a_copy_is_verified_and_the_platform_answers_the_same(
     assert again == seeded.replayed
     with target.session(write=False) as session:
         assert session[VENDORS].revision(seeded.organization_id) > 0
-        assert len(session[OUTBOX].pending()) == report.tables[TABLE_NAMES.index("outbox")].source_rows
+        assert len(session[OUTBOX].pending(100_000)) == report.tables[TABLE_NAMES.index("outbox")].source_rows
 
 
 def _block_sizes(store: Store, table: str) -> list[int]:
