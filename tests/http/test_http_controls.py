@@ -75,3 +75,16 @@ def test_auditors_read_and_cannot_enable(api: Api, as_role) -> None:
     error(auditor.post(ISO + "/enable", {}), 403, "forbidden")
     api.post(ISO + "/enable", {})
     assert auditor.get("/v1/controls").json["count"] == 93
+
+
+def test_a_framework_exports_as_its_oscal_catalog_and_as_one_json_document(api: Api) -> None:
+    from trestle.oscal.catalog import Catalog
+
+    oscal = api.get(ISO + "/export.oscal.json")
+    assert oscal.status_code == 200 and oscal.headers["content-type"].startswith("application/oscal+json")
+    catalog = Catalog.model_validate(oscal.json["catalog"])
+    assert sum(len(group.controls or []) for group in catalog.groups or []) == 23 + 93
+    whole = api.get(ISO + "/export.json").json
+    assert (whole["framework"]["controlCount"], len(whole["requirements"])) == (93, 116)
+    assert {pair["targetFramework"] for pair in whole["mappings"]} == {"soc2-tsc-2017"}
+    error(api.get("/v1/frameworks/nothing/export.oscal.json"), 404, "not_found")

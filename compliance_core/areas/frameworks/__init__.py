@@ -25,10 +25,11 @@ from ...kernel.operations import operation
 from ...kernel.pages import Page, PageRequest, Position
 from ...kernel.permissions import EVERYONE, Action, Actor
 from ...kernel.records import Filter
-from ...kernel.registry import Area, Route
+from ...kernel.registry import Area, Download, Route
 from ...kernel.uow import Context
 from ...kernel.validation import optional_text
 from .catalogue import FrameworkCatalogue, Frameworks, FrameworkSource
+from .mappings import RequirementMapping
 from .oscal import Requirement, RequirementGroup
 
 __all__ = ["Framework", "Requirement", "RequirementFilter", "FrameworkService", "Frameworks", "FRAMEWORK_READ", "AREA"]
@@ -61,6 +62,17 @@ class Framework:
     bundled: bool
     """Shipped with the platform in its own words (identifiers with summaries), not the
     publisher's text; ``publisher`` says so."""
+
+
+@attrs.frozen(kw_only=True)
+class FrameworkExport:
+    framework: Framework
+    requirements: tuple[Requirement, ...]
+    mappings: tuple[RequirementMapping, ...]
+    """The framework's pairs to every other installed framework, oriented from it."""
+
+
+OSCAL_JSON = "application/oscal+json"
 
 
 @attrs.frozen(kw_only=True)
@@ -124,6 +136,40 @@ class FrameworkService:
         if found is None:
             raise NotFound.resource("requirement", requirement_id)
         return found
+
+    @operation(
+        FRAMEWORK_READ,
+        Route("GET", _ONE + "/export.oscal.json", "The framework as its OSCAL catalog, as published"),
+        result=Download,
+        media_type=OSCAL_JSON,
+    )
+    def export_oscal(self, actor: Actor, framework_id: str) -> Download:
+        """The catalog file itself, whose bytes match the checksums the catalogue records, so
+        any OSCAL tool (compliance-trestle) reads the same framework this platform reads."""
+        self._source(framework_id)
+        document = self.catalogue.document(framework_id)
+        if document is None:
+            raise NotFound.resource("framework", framework_id)
+        return Download(filename=f"{framework_id}.oscal.json", media_type=OSCAL_JSON, chunks=(document,))
+
+    @operation(
+        FRAMEWORK_READ,
+        Route("GET", _ONE + "/export.json", "The framework and all its requirements as one JSON document"),
+        result=FrameworkExport,
+    )
+    def export(self, actor: Actor, framework_id: str) -> FrameworkExport:
+        """The framework with every requirement (the list pages; this is the whole of it, for a
+        spreadsheet or a script), and the pairs mapping it to the other installed frameworks."""
+        framework = self._framework(self._source(framework_id))
+        catalog = self.catalogue.catalog(framework_id)
+        assert catalog is not None
+        mappings = tuple(
+            mapping
+            for other in self.catalogue.installed()
+            if other.id != framework_id
+            for mapping in self.catalogue.mappings_between(framework_id, other.id)
+        )
+        return FrameworkExport(framework=framework, requirements=catalog.requirements, mappings=mappings)
 
     def _source(self, framework_id: str) -> FrameworkSource:
         source = self.catalogue.source(framework_id)

@@ -167,6 +167,14 @@ class FrameworkCatalogue:
                 self._catalogs[framework_id] = None if source is None else self._load(source)
             return self._catalogs[framework_id]
 
+    def document(self, framework_id: str) -> bytes | None:
+        """The framework's OSCAL catalog file, byte for byte as published (checked against its
+        checksums again), None when the framework is not installed."""
+        source = self.source(framework_id)
+        if source is None or self.catalog(framework_id) is None:
+            return None
+        return self._read(source.catalog, source.bundled)
+
     def actionable(self, framework_id: str) -> tuple[Requirement, ...]:
         """The requirements that become one control (and one row of the statement of
         applicability) each when an organization enables the framework: those of its
