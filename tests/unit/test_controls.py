@@ -201,12 +201,19 @@ def test_an_imported_mapping_is_checked_pair_by_pair_and_reuses_controls(platfor
                 target_framework=ISO,
                 mappings=[
                     {"source": "cc1.1", "target": "a.5.99", "relation": "equal"},
-                    {"source": "cc1.2", "target": "a.5.1", "relation": "roughly"},
+                    {"source": "cc1.99", "target": "a.5.1", "relation": "subset"},
                 ],
             ),
         )
     fields = [error["field"] for error in raised.value.details["errors"]]
-    assert fields == ["mappings[0].target", "mappings[1].relation"]
+    assert fields == ["mappings[0].target", "mappings[1].source"]
+    with pytest.raises(ValidationError) as raised:
+        MappingImport(
+            source_framework=SOC2,
+            target_framework=ISO,
+            mappings=[{"source": "a", "target": "b", "relation": "roughly"}],
+        )
+    assert (raised.value.details["field"], raised.value.details["value"]) == ("mappings[0].relation", "roughly")
     entry = {"source": "cc1.1", "target": "a.5.4", "relation": "equal"}
     report = platform.controls.import_mappings(
         owner, MappingImport(source_framework=SOC2, target_framework=ISO, publisher="Ours", mappings=[entry, entry])

@@ -27,7 +27,7 @@ from ...kernel.permissions import Actor
 from ...kernel.records import Filter, fetch
 from ...kernel.registry import Area, Download, Route, Session
 from ...kernel.uow import Context, Tx, UnitOfWork
-from ...kernel.validation import blank_text, object_list, optional_text, text, wire_name
+from ...kernel.validation import blank_text, choice, object_list, optional_text, text, wire_name
 from . import catalogue_of, page_in_memory
 from .catalogue import FrameworkCatalogue
 from .control_models import (
@@ -60,6 +60,7 @@ from .control_models import (
     NewControl,
     derive_status,
 )
+from .mappings import MappingRelation
 from .readiness import SVG, Readiness, readiness_of, svg_of
 from .soa import open_statement
 from .task_templates import seed_task_templates
@@ -92,16 +93,13 @@ class LinkRequest:
     target_id: str = attrs.field(converter=text(100))
 
 
-RELATIONS = ("equal", "subset", "superset", "intersects")
-
-
 @attrs.frozen(kw_only=True)
 class MappingEntry:
     """One pair of a mapping: ``source`` is ``relation`` to ``target`` (a subset of it, say)."""
 
     source: str = attrs.field(converter=text(100))
     target: str = attrs.field(converter=text(100))
-    relation: str = attrs.field(converter=text(20))
+    relation: MappingRelation = attrs.field(converter=choice(MappingRelation))
 
 
 @attrs.frozen(kw_only=True)
@@ -577,12 +575,6 @@ class ControlService:
                         f"mappings[{index}].target", entry.target, "is no requirement of targetFramework"
                     )
                 )
-            if entry.relation not in RELATIONS:
-                errors.append(
-                    ValidationError.field(
-                        f"mappings[{index}].relation", entry.relation, f"must be one of: {', '.join(RELATIONS)}"
-                    )
-                )
         if errors:
             raise ValidationError.every(errors)
         now = self.uow.clock.now()
@@ -611,7 +603,7 @@ class ControlService:
                     source_requirement=entry.source,
                     target_framework=data.target_framework,
                     target_requirement=entry.target,
-                    relation=entry.relation,
+                    relation=str(entry.relation),
                     publisher=data.publisher,
                     created_at=now,
                 )
