@@ -474,3 +474,24 @@ def test_pings_and_redeliveries_are_audited(platform: Platform, owner: Any, engi
         ("webhook_delivery", again.id, owner.key_id),
         ("webhook_delivery", ping.id, owner.key_id),
     ]
+
+
+def test_a_policy_that_flips_a_control_delivers_one_control_status_changed_per_flip(
+    platform: Platform, owner: Any, engine: Any, sender: Scripted
+) -> None:
+    from compliance_core.areas.frameworks.control_models import NewControl
+    from compliance_core.areas.policies import NewPolicy, PolicyPatch, PublishPolicy
+
+    platform.webhooks.create(owner, NewWebhook(url=PUBLIC, events=["control.status_changed"]))
+    control = platform.controls.create(owner, NewControl(name="Access control"))
+    policy = platform.policies.create(owner, NewPolicy(name="Access", content="Reviewed.", control_ids=[control.id]))
+    engine.drain()
+    platform.policies.update(owner, policy.id, PolicyPatch(description="Same status"))
+    platform.policies.publish(owner, policy.id, PublishPolicy())
+    engine.drain()
+    bodies = [json.loads(sent.body) for sent in sender.sent]
+    assert [(body["type"], body["previous"]["status"], body["data"]["status"]) for body in bodies] == [
+        ("control.status_changed", "not_started", "in_progress"),
+        ("control.status_changed", "in_progress", "implemented"),
+    ]
+    assert {body["data"]["id"] for body in bodies} == {control.id}
