@@ -75,6 +75,20 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/framework-editor/task-template", "frequency"): "an RFC 5545 rule that occurs",
     ("PATCH /v1/framework-editor/task-template/{templateId}", "requirementIds"): "live requirements of its framework",
     ("PATCH /v1/framework-editor/task-template/{templateId}", "frequency"): "an RFC 5545 rule that occurs",
+    ("POST /v1/controls/{controlId}/link", "kind"): "a kind of record an area of the platform links to controls",
+    ("POST /v1/controls/{controlId}/link", "targetId"): "a record of that kind in the organization",
+    ("POST /v1/controls/{controlId}/unlink", "kind"): "a kind of record an area of the platform links to controls",
+    ("POST /v1/controls/{controlId}/unlink", "targetId"): "a record of that kind in the organization",
+    ("POST /v1/mappings/import", "sourceFramework"): "a framework of the catalogue",
+    ("POST /v1/mappings/import", "targetFramework"): "a framework of the catalogue",
+    ("POST /v1/mappings/import", "mappings"): "requirements of sourceFramework and targetFramework",
+    ("POST /v1/soa", "frameworkId"): "a framework the organization enabled",
+    ("POST /v1/policies", "controlIds"): "controls of the organization",
+    ("PATCH /v1/policies/{policyId}", "controlIds"): "controls of the organization",
+    ("POST /v1/risks", "controlIds"): "controls of the organization",
+    ("PATCH /v1/risks/{riskId}", "controlIds"): "controls of the organization",
+    ("POST /v1/findings", "controlId"): "a control of the organization",
+    ("PATCH /v1/findings/{findingId}", "controlId"): "a control of the organization",
 }
 """The rules that may refuse a request the document allows, each relating its field to another
 field, another record, the clock or the world (a JSON Schema sees one value at a time); ``page``
