@@ -13,6 +13,10 @@ caseless characters is cheaper still, ``instr(lower(column), q)``, and any other
 tests it first (``_ascii_foldable_runs``; this store's connections have no ICU ``lower``). A ``q``
 with a character GLOB reads otherwise (U+FFFD to U+FFFF, which SQLite reads alike) still calls
 the ``fold`` function every connection has (``register_fold``).
+
+These terms are the exact test. Which rows they test comes first from the table's search index
+when it can narrow the ``q`` (``PagedQuery.narrowed``, ``search``): its candidates by rowid, so
+that a rare ``q`` reads a few rows instead of the organization's.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from .deferred import AUTOCHECKPOINT_PAGES, DeferredWrite, queueable_tables
 from .listing import register_fold
 from .locking import WriterLock
 from .migrations import MIGRATION_SET, migrations
+from .search import unsafe_characters
 from .session import Catalog, SqliteSession
 from .statistics import analyze, has_statistics, stale_tables
 from .tables import registry
@@ -199,6 +200,8 @@ class SqliteStore:
         self._closed = False
         try:
             self.schema_version = self._migrate()
+            if any(table.records is not None and table.records.searchable for table in self._catalog.tables):
+                unsafe_characters()  # read once per process, here rather than by the first search
         except BaseException:
             if self._writer is not None:
                 self._writer.close()
