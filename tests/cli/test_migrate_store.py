@@ -25,6 +25,8 @@ from compliance_core.areas.api_keys import NewApiKey
 from compliance_core.areas.context import NewContextEntry
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
+from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
+from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
@@ -34,6 +36,7 @@ from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.events import OUTBOX
 from compliance_http.cli import main
+from compliance_store.sqlite import search
 
 PASSWORD = "Migr4te-pw"
 
@@ -156,6 +159,15 @@ def seed_instance(path: Path) -> Instance:
         platform.webhooks.ping(owner, hook.id)
         platform.organization_logos.upload(owner, LogoUpload(content=ONE_PIXEL_PNG))
         platform.context.create(owner, NewContextEntry(question="What is in scope?", answer="Every office"))
+        entry = MappingEntry(source="cc6.1", target="a.8.24", relation="intersects")
+        mapping = MappingImport(source_framework="soc2-tsc-2017", target_framework="iso-27001-2022", mappings=[entry])
+        platform.controls.import_mappings(owner, mapping)
+        platform.controls.enable(owner, "iso-27001-2022")  # controls, rows, task templates, a statement
+        (statement,) = platform.soa.list(owner).items
+        platform.soa.submit(owner, statement.id, SubmitSoa())
+        platform.soa.approve(owner, statement.id, ApproveSoa(comment="Agreed"))
+        control = platform.controls.list(owner).items[0]
+        platform.risks.create(owner, NewRisk(title="Theft", control_ids=[control.id]))
     return Instance(
         db=db,
         organization_id=boot.organization.id,
@@ -203,11 +215,14 @@ def answers(url: str, instance: Instance) -> dict[str, Any]:
 
 
 def sqlite_counts(db: str) -> dict[str, int]:
+    """The rows of every table but the derived ones (counters, statistics, search indexes)."""
     with sqlite3.connect(db) as conn:
+        indexes = search.index_tables(conn)
         names = [
             name
             for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if name
+            if name not in indexes
+            and name
             not in (
                 "list_counts",
                 "list_revisions",
