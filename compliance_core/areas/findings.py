@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import attrs
 
 from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
-from ..kernel.errors import Conflict, ValidationError
+from ..kernel.errors import Conflict, NotFound, ValidationError
 from ..kernel.events import Event
 from ..kernel.links import Linkable, LinkState
 from ..kernel.operations import Once, Standard, operation, page_of
@@ -311,7 +311,10 @@ class FindingService:
     def history(self, actor: Actor, finding_id: str, page: PageRequest | None = None) -> Page[AuditEntry]:
         """Every write to the finding (created, each change with its old and new values, closed),
         newest first, with who made it: the audit trail's entries of this finding."""
-        history = AuditFilter(entity_type="finding", entity_id=finding_id)
+        try:
+            history = AuditFilter(entity_type="finding", entity_id=finding_id)
+        except ValidationError:  # no id of a finding is one the audit log's filter refuses
+            raise NotFound.resource("finding", finding_id) from None
         return page_of(self, AUDIT_LOG, actor, history, page, under=(FINDINGS, finding_id))
 
     @operation(

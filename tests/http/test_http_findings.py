@@ -135,3 +135,7 @@ def test_history_over_http(api: Api, as_role: Any, other: Api) -> None:
     assert body["data"][0]["changes"]["status"] == {"old": "open", "new": "closed"}
     error(as_role("employee").get(path + "/history"), 403, "forbidden")
     error(other.get(path + "/history"), 404, "not_found")
+
+
+def test_a_history_of_an_id_no_finding_could_have_is_a_404(api: Api) -> None:
+    error(api.get(f"{ROOT}/%C3%81%11x%02/history"), 404, "not_found")
