@@ -112,7 +112,6 @@ def test_filters_roles_and_isolation(platform, owner, actor_as, other_org) -> No
 
 def test_links_to_a_task_a_control_and_a_template(platform, owner) -> None:
     from compliance_core.areas.finding_templates import NewFindingTemplate
-
     from compliance_core.areas.frameworks.control_models import NewControl
 
     template = platform.finding_templates.create(owner, NewFindingTemplate(category="evidence_issue", title="Old"))

@@ -97,6 +97,7 @@ __all__ = [
 
 """What the generic suites run first where an operation needs a version in force."""
 
+
 def _serves(policy: Policy, now: dt.datetime) -> LinkState | None:
     """A policy does its part for its controls while a version of it is in force."""
     if policy.archived:

@@ -81,6 +81,7 @@ __all__ = [
     "AREA",
 ]
 
+
 def _serves(risk: Risk, now: dt.datetime) -> LinkState | None:
     """A risk is why a control exists, not part of implementing it."""
     return None if risk.archived else LinkState.CONTEXT
