@@ -15,6 +15,7 @@ from pathlib import Path
 
 from compliance_http.server import DEFAULT_THREADS
 
+from .frameworks_bench import run_frameworks_cli
 from .http_bench import HttpSettings, format_http, run_http_bench, vendors_needed
 from .inprocess_bench import format_inprocess, run_inprocess_bench
 from .load import wrk_path
@@ -112,6 +113,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--skip-scale", action="store_true", help="do not run the lists-at-scale benchmark")
     parser.add_argument(
+        "--frameworks",
+        type=_sizes,
+        nargs="?",
+        const=(10_000, 100_000),
+        default=(),
+        metavar="SIZES",
+        help="run only the frameworks' lists benchmark (issue 19: controls, framework rows, task templates and "
+        "statement rows in-process, beside vendors) at these row counts (default 10000,100000) on the --stores",
+    )
+    parser.add_argument(
         "--profile",
         type=int,
         default=0,
@@ -206,6 +217,8 @@ def _main_benchmarks(args: argparse.Namespace, workdir: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.frameworks:
+        return run_frameworks_cli(args.frameworks, args.stores or STORES, args.postgres_url)
     if args.pages < 1:
         parser.error("--pages must be at least 1")
     if vendors_needed(args.pages) > args.vendors:
