@@ -36,6 +36,7 @@ import contextlib
 import datetime as dt
 import random
 import secrets
+import signal
 import sqlite3
 import statistics
 import sys
@@ -374,10 +375,11 @@ def _check_counters(world: _World, url: str) -> None:
 
 
 def _deep(call: Call, services: _Services, request: PageRequest) -> tuple[PageRequest, PageRequest | None]:
-    """Page ``DEEP_PAGE`` of the list (its last page when it has fewer), and the cursor walk
-    standing at the same place (None for an empty page)."""
-    last = call(services, request).total_pages
-    numbered = attrs.evolve(request, page=min(DEEP_PAGE, last))
+    """Page ``DEEP_PAGE`` of the list (its last full page when it has fewer: a short last page
+    would read fewer rows than the others), and the cursor walk standing at the same place
+    (None for an empty page)."""
+    full = call(services, request).total // request.per_page
+    numbered = attrs.evolve(request, page=max(1, min(DEEP_PAGE, full)))
     items = tuple(call(services, numbered).items)
     if not items:
         return numbered, None
@@ -602,7 +604,13 @@ def format_frameworks(measured: Sequence[Timed], runs: int) -> str:
 def run_frameworks_cli(
     sizes: Sequence[int], stores: Sequence[str], postgres_url: str | None, runs: int = 20, vendors: bool = True
 ) -> int:
-    """Run, print the table; the exit status is 0 whatever the figures."""
+    """Run, print the table; the exit status is 0 whatever the figures. SIGTERM unwinds as
+    Ctrl-C does, so the PostgreSQL schema and the SQLite files are removed on the way out."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
     measured = run_frameworks_bench(
         sizes, stores, postgres_url=postgres_url, runs=runs, vendors=vendors, log=lambda line: print(line, flush=True)
     )
