@@ -142,6 +142,11 @@ class DeferredWrite:
         writer.acquire()
         try:
             self._conn.execute("BEGIN IMMEDIATE")
+            # Reload the schema before the queued statements, should another connection have
+            # changed it (the statistics refresh drops and remakes sqlite_stat1): otherwise the
+            # first write to a table whose triggers fill an FTS5 search index fails once with
+            # "no such table" (SQLite 3.40; tests/contract/test_sqlite_queued_writes.py).
+            self._conn.execute("SELECT 1 FROM sqlite_master LIMIT 0")
         except BaseException:
             writer.release()
             raise

@@ -111,3 +111,25 @@ def test_the_platform_writes_through_queued_sessions_from_several_threads(store:
     assert errors == []
     assert platform.vendors.list(owner).total == 100
     assert len(platform.audit_log.list(owner).items) > 0
+
+
+def test_a_write_after_another_connection_changed_the_schema_succeeds(tmp_path) -> None:
+    """Another process refreshing the planner statistics (dropping and remaking sqlite_stat1)
+    changes the schema under an open store: its next write, to a table with a search index,
+    still goes through (it once failed with "no such table: vendors")."""
+    import sqlite3 as _sqlite3
+
+    from compliance_core import Platform
+    from compliance_core.areas.vendors import NewVendor
+
+    path = tmp_path / "changed.db"
+    platform = Platform.open(f"sqlite:///{path}")
+    owner = platform.actor(platform.bootstrap("Acme").organization.id)
+    other = _sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("DROP TABLE IF EXISTS sqlite_stat1")
+    other.execute("ANALYZE")
+    other.execute("COMMIT")
+    other.close()
+    assert platform.vendors.create(owner, NewVendor(name="After the refresh")).name == "After the refresh"
+    platform.close()
