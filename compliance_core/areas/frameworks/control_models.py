@@ -263,7 +263,7 @@ CONTROLS: Records[Control, ControlFilter] = Records(
     facets=("status", "origin"),
     searchable=("name", "code", "description"),
     sortable=("name", "code", "status", "updated_at"),
-    indexed=("code",),
+    indexed=("code", "name", "status", "updated_at"),
 )
 CONTROL_REQUIREMENTS: Records[ControlRequirement, ControlRequirementFilter] = Records(
     "control_requirements",

@@ -291,6 +291,7 @@ TASK_TEMPLATES: Records[TaskTemplate, TaskTemplateFilter] = Records(
     searchable=("name", "description"),
     sortable=("name", "updated_at"),
     ranged="created_at",
+    indexed=("name", "updated_at"),
 )
 TASK_TEMPLATE_READ = Action("task_template:read", READERS)
 TASK_TEMPLATE_WRITE = Action("task_template:write", MANAGERS)

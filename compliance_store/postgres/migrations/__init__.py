@@ -49,6 +49,7 @@ from . import (
     m0022_task_templates,
     m0023_soa,
     m0024_search_index,
+    m0025_sort_indexes,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -80,6 +81,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0022_task_templates", m0022_task_templates.apply),
     ("0023_soa", m0023_soa.apply),
     ("0024_search_index", m0024_search_index.apply),
+    ("0025_sort_indexes", m0025_sort_indexes.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -41,6 +41,7 @@ from . import (
     m0024_task_templates,
     m0025_soa,
     m0026_search_index,
+    m0027_sort_indexes,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -75,6 +76,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0024_task_templates", m0024_task_templates.apply),
     ("0025_soa", m0025_soa.apply),
     ("0026_search_index", m0026_search_index.apply),
+    ("0027_sort_indexes", m0027_sort_indexes.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
