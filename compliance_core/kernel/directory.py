@@ -150,6 +150,17 @@ class Directory:
         if person_id is not None and self.person(organization_id, person_id) is None:
             raise ValidationError.field(field, person_id, "is not a person in this organization")
 
+    def check_approver(self, organization_id: str, field: str, person_id: str | None) -> None:
+        """A ``validation_error`` on ``field`` unless ``person_id`` is None or an active owner or
+        admin of the organization: who may decide an approval (a policy's, a statement's)."""
+        if person_id is None:
+            return
+        approver = self.person(organization_id, person_id)
+        if approver is None:
+            raise ValidationError.field(field, person_id, "is not a person in this organization")
+        if not approver.is_active or Role(approver.role) not in (Role.OWNER, Role.ADMIN):
+            raise ValidationError.field(field, person_id, "must be an active owner or admin")
+
     def active_people(self, organization_id: str) -> list[DirectoryPerson]:
         return every(self.session[PEOPLE], organization_id, ActivePeople())
 

@@ -16,7 +16,7 @@ import attrs
 
 from ...kernel.clock import utc
 from ...kernel.directory import Directory, acting_name, every
-from ...kernel.errors import Conflict, Forbidden, NotFound, ValidationError
+from ...kernel.errors import Conflict, Forbidden, NotFound
 from ...kernel.operations import Standard, operation, page_of
 from ...kernel.page_cache import PageCache
 from ...kernel.pages import Page, PageRequest
@@ -279,12 +279,7 @@ class PolicyService:
         with self.uow.write(actor) as tx:
             current = self._editable(tx, actor, policy_id)
             _check_content(current)
-            if data.approver_id is not None:
-                approver = Directory(tx).person(actor.organization_id, data.approver_id)
-                if approver is None:
-                    raise ValidationError.field("approverId", data.approver_id, "is not a person in this organization")
-                if not approver.is_active or Role(approver.role) not in MANAGERS:
-                    raise ValidationError.field("approverId", data.approver_id, "must be an active owner or admin")
+            Directory(tx).check_approver(actor.organization_id, "approverId", data.approver_id)
             now = self.uow.clock.now()
             changes: dict[str, Any] = {
                 "status": PolicyStatus.NEEDS_REVIEW,

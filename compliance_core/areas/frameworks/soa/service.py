@@ -254,12 +254,7 @@ class SoaService:
         or admin does. Nothing may be marked meanwhile."""
         with self.uow.write(actor) as tx:
             current = _in_state(tx, actor, document_id, SoaStatus.DRAFT, "submitted")
-            if data.approver_id is not None:
-                approver = Directory(tx).person(actor.organization_id, data.approver_id)
-                if approver is None:
-                    raise ValidationError.field("approverId", data.approver_id, "is not a person in this organization")
-                if not approver.is_active or Role(approver.role) not in MANAGERS:
-                    raise ValidationError.field("approverId", data.approver_id, "must be an active owner or admin")
+            Directory(tx).check_approver(actor.organization_id, "approverId", data.approver_id)
             now = self.uow.clock.now()
             changes: dict[str, Any] = {
                 "status": SoaStatus.NEEDS_REVIEW,
@@ -338,12 +333,7 @@ class SoaService:
         media_type=CSV,
     )
     def export_csv(self, actor: Actor, document_id: str) -> Download:
-        statement = self._statement(actor, document_id)
-        return Download(
-            filename=f"{_filename(statement)}.csv",
-            media_type=CSV,
-            chunks=write_sheet("csv", "Statement of applicability", sheet_rows(statement)),
-        )
+        return self._sheet(actor, document_id, "csv", CSV)
 
     @operation(
         SOA_READ,
@@ -352,11 +342,15 @@ class SoaService:
         media_type=XLSX,
     )
     def export_xlsx(self, actor: Actor, document_id: str) -> Download:
+        return self._sheet(actor, document_id, "xlsx", XLSX)
+
+    def _sheet(self, actor: Actor, document_id: str, file_format: str, media_type: str) -> Download:
+        """Every row of the version under a head naming it, as ``file_format``."""
         statement = self._statement(actor, document_id)
         return Download(
-            filename=f"{_filename(statement)}.xlsx",
-            media_type=XLSX,
-            chunks=write_sheet("xlsx", "Statement of applicability", sheet_rows(statement)),
+            filename=f"{_filename(statement)}.{file_format}",
+            media_type=media_type,
+            chunks=write_sheet(file_format, "Statement of applicability", sheet_rows(statement)),
         )
 
     @operation(
