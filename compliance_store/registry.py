@@ -20,7 +20,7 @@ from compliance_core.areas.organizations import ORGANIZATIONS, Organization
 from compliance_core.kernel.events import OUTBOX, OutboxMessage
 from compliance_core.kernel.idempotency import IDEMPOTENCY, IdempotencyRecord
 from compliance_core.kernel.ratelimit import RATE_LIMITS, Bucket
-from compliance_core.kernel.records import Records
+from compliance_core.kernel.records import Listed, Records
 from compliance_core.kernel.registry import Area
 
 __all__ = [
@@ -54,6 +54,9 @@ class Table:
         ``repository(cursor, prepared, write=...)``, for read or for write transactions)
     :param key: the columns that identify a row
     :param records: the declaration of an organization-scoped table (None: a kernel table)
+    :param listed: a kernel table's declaration of what its list searches, sorts and ranges
+        (``Listed``: API keys), which gives it a search index and sort indexes as a ``Records``
+        table's does
     """
 
     name: str
@@ -62,6 +65,12 @@ class Table:
     repository: Any
     key: tuple[str, ...] = ("id",)
     records: Records[Any, Any] | None = None
+    listed: Listed[Any] | None = None
+
+    @property
+    def lists(self) -> Records[Any, Any] | Listed[Any] | None:
+        """The declaration its list's search, sorts and range come from (None: paging only)."""
+        return self.records if self.records is not None else self.listed
 
 
 def kernel_tables(
@@ -70,7 +79,7 @@ def kernel_tables(
     """What every store keeps whatever the areas, served by the given repository classes."""
     return (
         Table(name=ORGANIZATIONS.name, table="organizations", model=Organization, repository=organizations),
-        Table(name=API_KEYS.name, table="api_keys", model=ApiKey, repository=api_keys),
+        Table(name=API_KEYS.name, table="api_keys", model=ApiKey, repository=api_keys, listed=API_KEYS),
         Table(
             name=IDEMPOTENCY.name,
             table="idempotency",
@@ -153,22 +162,27 @@ def derive(
 
 
 def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
-    """A ``Records`` table's list, filter and sort indexes, by name, with their columns (as each
+    """A ``Records`` table's list, filter and sort indexes (a ``Listed`` kernel table's sort
+    indexes), by name, with their columns (as each
     store's ``migrations.helpers.create_records_table_v2`` makes them: a filter index ends with
     the other filter columns, in the filter model's field order; a sort index
     ``<table>_sort_<field>`` per ``Records.indexed`` field, on the scope, the field and id, and
     ``created_at`` after them for the ranged field, so that a range in the list's order sorts
     the index's entries and reads only the page's rows)."""
-    declared = table.records
+    declared = table.lists
     if declared is None:
         return {}
-    scope = ("organization_id", declared.partition) if declared.partition else ("organization_id",)
-    indexes = {f"{table.table}_list": (*scope, "created_at", "id")}
-    filters = filter_columns(table)
-    for column in filters:
-        others = (other for other in filters if other != column)
-        indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
-    for field in declared.indexed:
+    indexes = {}
+    scope: tuple[str, ...] = ("organization_id",)
+    if table.records is not None:
+        partition = table.records.partition
+        scope = ("organization_id", partition) if partition else scope
+        indexes[f"{table.table}_list"] = (*scope, "created_at", "id")
+        filters = filter_columns(table)
+        for column in filters:
+            others = (other for other in filters if other != column)
+            indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
+    for field in declared.indexed:  # a kernel table's (``Listed``) too: its own indexes are written by hand
         covering = ("created_at",) if field == declared.ranged and field != "created_at" else ()
         indexes[f"{table.table}_sort_{field}"] = (*scope, field, "id", *covering)
     return indexes
@@ -216,7 +230,7 @@ def search_problems(table: Table, found: tuple[str, ...] | None, hint: str) -> l
     """What the search index of a table whose ``Records`` declares ``searchable`` fields lacks,
     one sentence each ending in ``hint`` (``found``: the columns the index covers, None for no
     index): its searched pages read the index, so a missing one fails there, not slowly."""
-    wanted = () if table.records is None else tuple(table.records.searchable)
+    wanted = () if table.lists is None else tuple(table.lists.searchable)
     if not wanted or found == wanted:
         return []
     if found is None:

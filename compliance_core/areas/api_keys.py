@@ -21,7 +21,8 @@ from ..kernel.events import Event
 from ..kernel.operations import Once, operation
 from ..kernel.pages import Page, PageRequest, check_position
 from ..kernel.permissions import MANAGERS, Action, Actor, Role, ensure_can_grant
-from ..kernel.registry import Area, Repo, Route, Session
+from ..kernel.records import Listed
+from ..kernel.registry import Area, Route, Session
 from ..kernel.rendering import WireView
 from ..kernel.uow import UnitOfWork
 from ..kernel.validation import choice, optional_id, text, timestamp
@@ -162,7 +163,20 @@ class ApiKeyRepository(Protocol):
         """Days with requests from ``since`` on, oldest first."""
 
 
-API_KEYS: Repo[ApiKeyRepository] = Repo("api_keys")
+API_KEYS: Listed[ApiKeyRepository] = Listed(
+    "api_keys",
+    model=ApiKey,
+    kind="api key",
+    searchable=("name", "prefix"),
+    sortable=("name", "role", "expires_at", "last_used_at"),
+    ranged="created_at",
+    indexed=("name",),
+)
+"""A kernel table (keys are found by hash across organizations), listed as a ``Records`` table
+is: ``q`` over the name and the prefix a list shows, sorts by the columns a key audit reads,
+``from``/``to`` on when a key was issued. Only the name is indexed for sorting: it is written
+once, while ``last_used_at`` changes with every flush of the usage counts (an index on it would
+cost the hot path a write), and an organization's keys are few enough to sort unindexed."""
 API_KEY_CREATE = Action("api_key:create", MANAGERS)
 API_KEY_READ = Action("api_key:read", MANAGERS)
 API_KEY_REVOKE = Action("api_key:revoke", MANAGERS)
@@ -237,9 +251,16 @@ class ApiKeyService:
     flush_usage: Callable[[], None] = lambda: None
     """Writes usage this process counted but has not stored yet (see ``access``)."""
 
-    @operation(API_KEY_READ, Route("GET", _ALL, "List the organization's API keys"), paged=True, result=ApiKey)
+    @operation(
+        API_KEY_READ,
+        Route("GET", _ALL, "List the organization's API keys"),
+        paged=True,
+        result=ApiKey,
+        lists=API_KEYS,
+    )
     def list(self, actor: Actor, page: PageRequest | None = None) -> Page[ApiKey]:
         page = page or PageRequest()
+        API_KEYS.listing.check(page)
         with self.uow.read() as session:
             check_position(session[API_KEYS], actor.organization_id, page.after)
             items, total = session[API_KEYS].list(actor.organization_id, page)

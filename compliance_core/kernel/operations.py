@@ -27,7 +27,7 @@ from .events import Event
 from .idempotency import run_idempotent
 from .pages import Page, PageRequest
 from .permissions import Action, Actor, authorize
-from .records import Records, changed, fetch, list_page
+from .records import Listed, Records, changed, fetch, list_page
 from .registry import Operation, Route
 from .uow import Tx
 
@@ -155,7 +155,8 @@ def operation(
     media_type: str | None = None,
     given: tuple[Declared | str, ...] = (),
     bounded: bool = False,
-    lists: Records[Any, Any] | None = None,
+    lists: Records[Any, Any] | Listed[Any] | None = None,
+    authored: bool = False,
 ) -> Callable[[Callable[..., Any]], Declared]:
     """Declare the decorated service method as an operation (the parameters are
     ``Operation``'s; the ids are the method's parameters between ``actor`` and the rest, and
@@ -178,6 +179,7 @@ def operation(
             media_type=media_type,
             bounded=bounded,
             lists=lists,
+            authored=authored,
         )
 
     return declare

@@ -23,11 +23,12 @@ from .page_cache import PageCache
 from .pages import Listing, Page, PageRequest
 from .registry import Repo, Session
 
-__all__ = ["Records", "RecordRepository", "fetch", "list_page", "changed"]
+__all__ = ["Records", "Listed", "RecordRepository", "fetch", "list_page", "changed"]
 
 M = TypeVar("M")
 F = TypeVar("F")
 F_contra = TypeVar("F_contra", contravariant=True)
+R = TypeVar("R")
 
 
 class Filter:
@@ -155,25 +156,60 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
                 raise ValueError(
                     f"{self.name}: facet pair {(first, second)} must name two facets in the filter model's order"
                 )
-        columns = {field.name for field in attrs.fields(self.model)}  # type: ignore[arg-type]
-        unknown = [
-            name
-            for name in (*self.searchable, *self.sortable, *([self.ranged] if self.ranged else []))
-            if name not in columns
-        ]
-        if unknown:
-            raise ValueError(
-                f"{self.name}: searchable, sortable and ranged fields {unknown} are no fields of the model"
-            )
-        unordered = [name for name in self.indexed if name not in self.sortable and name != self.ranged]
-        if unordered or len(set(self.indexed)) != len(self.indexed):
-            raise ValueError(
-                f"{self.name}: indexed fields {list(self.indexed)} must be distinct sortable or ranged fields"
-            )
+        _check_listing(self)
+
+
+def _check_listing(declared: Records[Any, Any] | Listed[Any]) -> None:
+    """Refuse searchable, sortable, ranged or indexed fields the model lacks, and an indexed
+    field that no list sorts or ranges by (an index no page reads, paid for by every write)."""
+    columns = {field.name for field in attrs.fields(declared.model)}  # type: ignore[misc]
+    unknown = [
+        name
+        for name in (*declared.searchable, *declared.sortable, *([declared.ranged] if declared.ranged else []))
+        if name not in columns
+    ]
+    if unknown:
+        raise ValueError(
+            f"{declared.name}: searchable, sortable and ranged fields {unknown} are no fields of the model"
+        )
+    unordered = [name for name in declared.indexed if name not in declared.sortable and name != declared.ranged]
+    if unordered or len(set(declared.indexed)) != len(declared.indexed):
+        raise ValueError(
+            f"{declared.name}: indexed fields {list(declared.indexed)} must be distinct sortable or ranged fields"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Listed(Repo[R], Generic[R]):
+    """A kernel table that is no ``Records`` table (API keys: a repository of its own, looked up
+    by hash across organizations) whose organization's list still searches, sorts and ranges.
+    It declares those as a ``Records`` table does (the same fields, with the same meaning), so
+    its list takes ``q``, ``sort``, ``from`` and ``to`` with ``Listing``'s semantics and the SQL
+    stores give it the same search index and sort indexes, through ``make migration``.
+
+    :param model: the stored model (with ``id``, ``organization_id`` and ``created_at``)
+    :param kind: how a message names one record (``api key``)
+    """
+
+    model: type
+    kind: str
+    newest_first: bool = False
+    searchable: tuple[str, ...] = ()
+    sortable: tuple[str, ...] = ()
+    ranged: str | None = None
+    indexed: tuple[str, ...] = ()
+
+    @property
+    def listing(self) -> Listing:
+        """What its list offers besides paging: search, sort and a date range."""
+        return _listing(self)
+
+    def __attrs_post_init__(self) -> None:
+        _check_listing(self)
 
 
 @functools.cache
-def _listing(records: Records[Any, Any]) -> Listing:
+def _listing(records: Records[Any, Any] | Listed[Any]) -> Listing:
     """A table's ``Listing``, built the first time a list asks (the model's annotations are
     resolved then, not when the module is read)."""
     ranged_date = False

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .events import Event
     from .links import Linkable
     from .pages import Listing
-    from .records import Records
+    from .records import Listed, Records
 
 __all__ = ["Repo", "Session", "Route", "Operation", "Area", "Chore", "Download", "Accepted"]
 
@@ -151,7 +151,11 @@ class Operation:
         submission first); the generic suites run them as the owner before calling this one
     :param bounded: its work runs on a bounded pool under a time limit (the PDF renderer), so it
         may refuse with ``ServiceUnavailable`` (HTTP 503 with Retry-After) when that pool is busy
-    :param lists: the table a paged list (or an export of the whole list) reads, whose
+    :param authored: only the caller who wrote the record may call it (editing a comment), a rule
+        on the record beside the role's action: the generic suites make the record as the
+        calling role (with the create's example) instead of as the owner
+    :param lists: the table a paged list (or an export of the whole list, or a report over it
+        such as the risk heat map) reads (a ``Records`` table, or a kernel table ``Listed``), whose
         declaration says what the list searches, sorts and ranges by (``listing``: the ``q``,
         ``sort``, ``from`` and ``to`` parameters); an operation that is not paged takes them as
         ``search``, a ``PageRequest`` whose page and size it does not use
@@ -171,7 +175,8 @@ class Operation:
     media_type: str | None = None
     given: tuple[str, ...] = ()
     bounded: bool = False
-    lists: Records[Any, Any] | None = None
+    authored: bool = False
+    lists: Records[Any, Any] | Listed[Any] | None = None
 
     @property
     def listing(self) -> Listing | None:

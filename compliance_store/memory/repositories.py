@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
-from compliance_core.areas.api_keys import ApiKey, DailyUsage
+from compliance_core.areas.api_keys import API_KEYS, ApiKey, DailyUsage
 from compliance_core.areas.organizations import Organization
 from compliance_core.areas.people import PEOPLE, Person
 from compliance_core.areas.webhooks import DELIVERIES, DeliveryState, WebhookDelivery
@@ -208,7 +208,7 @@ class MemoryApiKeys(_Repo):
         return None if key_id is None else self.t.get("api_keys", key_id)
 
     def list(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
-        return _page(self._keys_of(organization_id), lambda k: k.organization_id == organization_id, page)
+        return API_KEYS.listing.select(self._keys_of(organization_id), page)
 
     def count_active(self, organization_id: str, role: Role, now: dt.datetime) -> int:
         return sum(

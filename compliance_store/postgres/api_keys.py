@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import cattrs
 import psycopg
 
-from compliance_core.areas.api_keys import ApiKey, DailyUsage
+from compliance_core.areas.api_keys import API_KEYS, ApiKey, DailyUsage
 from compliance_core.kernel.clock import utc
 from compliance_core.kernel.errors import Conflict
 from compliance_core.kernel.pages import PageRequest
@@ -43,7 +43,9 @@ _COUNT_ACTIVE = (
 class PostgresApiKeys:
     @staticmethod
     def prepare(table: Table, converter: cattrs.Converter) -> PagedQuery[ApiKey]:
-        return PagedQuery(Mapper(table.model, table.table, converter, table.key))
+        """The page queries, with the search, sorts and range ``API_KEYS`` declares."""
+        mapper = Mapper(table.model, table.table, converter, table.key)
+        return PagedQuery(mapper, listing=API_KEYS.listing, indexed=API_KEYS.indexed)
 
     def __init__(self, cur: psycopg.Cursor[Any], pages: PagedQuery[ApiKey], *, write: bool) -> None:
         mapper = pages.mapper

@@ -119,8 +119,10 @@ def changes(declared: Iterable[DeclaredTable], found: Mapping[str, FoundTable], 
         made += _columns(table, there, dialect, problems)
         if table.records:
             made += _indexes(table, there, problems)
-            made += _sort_indexes(table, there.indexes)
-            made += _search_index(table, there.search, problems)
+        # a kernel table's too (a ``Listed`` one: API keys), whose other indexes are written by hand
+        made += _sort_indexes(table, there.indexes)
+        made += _search_index(table, there.search, problems)
+        if table.records:
             made += _counts(table, there, problems)
     names = {table.name for table in declared}
     for name, there in sorted(found.items()):

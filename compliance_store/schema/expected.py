@@ -95,7 +95,8 @@ class Column:
 class DeclaredTable:
     """One table as the declarations ask for it.
 
-    :param indexes: a ``Records`` table's list and filter indexes by name, with their columns
+    :param indexes: a ``Records`` table's list, filter and sort indexes by name, with their
+        columns (a kernel table's: the sort indexes its ``Listed`` declaration asks for)
     :param filters: its filter columns but the partition, in the filter model's order
     :param key: the columns that identify a row; a kernel table's key may be no model field
         (``rate_limit_buckets.key_id``: the repository writes it beside the model)
@@ -132,7 +133,16 @@ def declared_table(table: Table) -> DeclaredTable:
     columns = tuple(_column(field, hints[field.name]) for field in attrs.fields(table.model))
     declared = table.records
     if declared is None:
-        return DeclaredTable(name=table.table, columns=columns, key=table.key)
+        listed = table.listed
+        if listed is None:
+            return DeclaredTable(name=table.table, columns=columns, key=table.key)
+        return DeclaredTable(
+            name=table.table,
+            columns=columns,
+            key=table.key,
+            indexes=expected_indexes(table),
+            searchable=tuple(listed.searchable),
+        )
     return DeclaredTable(
         name=table.table,
         columns=columns,

@@ -200,7 +200,7 @@ class SqliteStore:
         self._closed = False
         try:
             self.schema_version = self._migrate()
-            if any(table.records is not None and table.records.searchable for table in self._catalog.tables):
+            if any(table.lists is not None and table.lists.searchable for table in self._catalog.tables):
                 unsafe_characters()  # read once per process, here rather than by the first search
         except BaseException:
             if self._writer is not None:

@@ -50,6 +50,8 @@ from . import (
     m0023_soa,
     m0024_search_index,
     m0025_sort_indexes,
+    m0026_api_key_search,
+    m0027_framework_imports,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -82,6 +84,8 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0023_soa", m0023_soa.apply),
     ("0024_search_index", m0024_search_index.apply),
     ("0025_sort_indexes", m0025_sort_indexes.apply),
+    ("0026_api_key_search", m0026_api_key_search.apply),
+    ("0027_framework_imports", m0027_framework_imports.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

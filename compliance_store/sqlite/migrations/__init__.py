@@ -42,6 +42,8 @@ from . import (
     m0025_soa,
     m0026_search_index,
     m0027_sort_indexes,
+    m0028_api_key_search,
+    m0029_framework_imports,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -77,6 +79,8 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0025_soa", m0025_soa.apply),
     ("0026_search_index", m0026_search_index.apply),
     ("0027_sort_indexes", m0027_sort_indexes.apply),
+    ("0028_api_key_search", m0028_api_key_search.apply),
+    ("0029_framework_imports", m0029_framework_imports.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
