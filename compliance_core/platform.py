@@ -30,6 +30,7 @@ from .kernel.uow import Context, Store, UnitOfWork
 if TYPE_CHECKING:
     from .areas.api_keys import ApiKeyService
     from .areas.audit_log import AuditLogService
+    from .areas.comments import CommentService
     from .areas.context import ContextService
     from .areas.finding_templates import FindingTemplateService
     from .areas.findings import FindingService
@@ -116,6 +117,7 @@ class Platform:
     soa: SoaService
     task_templates: TaskTemplateService
     context: ContextService
+    comments: CommentService
 
     def __init__(
         self,

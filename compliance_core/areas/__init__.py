@@ -11,6 +11,7 @@ from ..kernel.registry import Area
 from . import (
     api_keys,
     audit_log,
+    comments,
     context,
     finding_templates,
     findings,
@@ -44,4 +45,5 @@ AREAS: tuple[Area[Any], ...] = (
     controls.AREA,
     soa.AREA,
     task_templates.AREA,
+    comments.AREA,
 )

@@ -26,6 +26,7 @@ from ...kernel.pages import Page, PageRequest
 from ...kernel.permissions import Actor
 from ...kernel.records import Filter, fetch
 from ...kernel.registry import Area, Download, Route, Session
+from ...kernel.subjects import Commentable
 from ...kernel.uow import Context, Tx, UnitOfWork
 from ...kernel.validation import blank_text, choice, object_list, optional_text, text, wire_name
 from . import catalogue_of, page_in_memory
@@ -830,6 +831,7 @@ AREA = Area(
     service=_service,
     api=ControlService,
     actions=(CONTROL_READ, CONTROL_WRITE, FRAMEWORK_ENABLE),
+    ports=(Commentable(kind="control", records=CONTROLS, read=CONTROL_READ),),
     records=(ENABLED_FRAMEWORKS, CONTROLS, CONTROL_REQUIREMENTS, CONTROL_LINKS, IMPORTED_MAPPINGS),
     events=(
         FrameworkEnabled,

@@ -11,7 +11,9 @@ from __future__ import annotations
 import datetime as dt
 
 from ...kernel.links import Linkable, LinkState
+from ...kernel.permissions import Actor
 from ...kernel.registry import Area, Chore
+from ...kernel.subjects import Commentable
 from .models import (
     ACKNOWLEDGEMENTS,
     EVENTS,
@@ -105,6 +107,11 @@ def _serves(policy: Policy, now: dt.datetime) -> LinkState | None:
     return LinkState.DONE if policy.in_force else LinkState.PENDING
 
 
+def _seen(policy: Policy, actor: Actor) -> bool:
+    """Staff see the policies in force, as reading one shows them (a draft is not theirs)."""
+    return actor.role not in STAFF or (policy.in_force and not policy.archived)
+
+
 AREA = Area(
     name="policies",
     tag="Policies",
@@ -114,6 +121,7 @@ AREA = Area(
     records=(POLICIES, POLICY_VERSIONS, ACKNOWLEDGEMENTS),
     events=EVENTS,
     links=(Linkable(kind="policy", records=POLICIES, state=_serves, updated=PolicyUpdated),),
+    ports=(Commentable(kind="policy", records=POLICIES, read=POLICY_READ, visible=_seen),),
     chores=(
         Chore(
             name="sweep policy reviews",

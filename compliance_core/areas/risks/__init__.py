@@ -23,6 +23,7 @@ import datetime as dt
 
 from ...kernel.links import Linkable, LinkState
 from ...kernel.registry import Area, Chore
+from ...kernel.subjects import Commentable
 from .models import (
     EVENTS,
     MAX_LINKS,
@@ -96,6 +97,7 @@ AREA = Area(
     records=(RISKS,),
     events=EVENTS,
     links=(Linkable(kind="risk", records=RISKS, state=_serves, updated=RiskUpdated),),
+    ports=(Commentable(kind="risk", records=RISKS, read=RISK_READ),),
     chores=(
         Chore(
             name="lapse expired risk acceptances",

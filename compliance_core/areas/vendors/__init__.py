@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...kernel.registry import Area
 from ...kernel.scales import Impact, Likelihood
+from ...kernel.subjects import Commentable
 from .models import (
     DEFAULT_VENDOR_CATEGORY,
     EVENTS,
@@ -76,4 +77,5 @@ AREA = Area(
     actions=(VENDOR_READ, VENDOR_CREATE, VENDOR_UPDATE, VENDOR_ARCHIVE),
     records=(VENDORS,),
     events=EVENTS,
+    ports=(Commentable(kind="vendor", records=VENDORS, read=VENDOR_READ),),
 )

@@ -52,6 +52,7 @@ from . import (
     m0025_sort_indexes,
     m0026_api_key_search,
     m0028_tasks,
+    m0029_comments,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -86,6 +87,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0025_sort_indexes", m0025_sort_indexes.apply),
     ("0026_api_key_search", m0026_api_key_search.apply),
     ("0028_tasks", m0028_tasks.apply),
+    ("0029_comments", m0029_comments.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

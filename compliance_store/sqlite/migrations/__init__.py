@@ -44,6 +44,7 @@ from . import (
     m0027_sort_indexes,
     m0028_api_key_search,
     m0030_tasks,
+    m0031_comments,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -81,6 +82,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0027_sort_indexes", m0027_sort_indexes.apply),
     ("0028_api_key_search", m0028_api_key_search.apply),
     ("0030_tasks", m0030_tasks.apply),
+    ("0031_comments", m0031_comments.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
