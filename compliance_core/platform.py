@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from .areas.people import PeopleService
     from .areas.policies import PolicyService
     from .areas.risks import RiskService
+    from .areas.tasks import TaskService
+    from .areas.tasks.management import TaskManagementService
     from .areas.vendors import VendorService
     from .areas.webhooks import WebhookService
 
@@ -116,6 +118,8 @@ class Platform:
     controls: ControlService
     soa: SoaService
     task_templates: TaskTemplateService
+    tasks: TaskService
+    task_management: TaskManagementService
     context: ContextService
     comments: CommentService
 

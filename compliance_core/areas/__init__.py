@@ -21,10 +21,12 @@ from . import (
     people,
     policies,
     risks,
+    tasks,
     vendors,
     webhooks,
 )
 from .frameworks import controls, soa, task_templates
+from .tasks import management as task_management
 
 __all__ = ["AREAS"]
 
@@ -45,5 +47,7 @@ AREAS: tuple[Area[Any], ...] = (
     controls.AREA,
     soa.AREA,
     task_templates.AREA,
+    tasks.AREA,
+    task_management.AREA,
     comments.AREA,
 )

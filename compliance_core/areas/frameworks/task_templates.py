@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 import attrs
-from dateutil.rrule import rrulestr  # type: ignore[import-untyped]  # dateutil ships no types
 
 from ...kernel.directory import every
 from ...kernel.errors import ValidationError
@@ -31,6 +30,7 @@ from ...kernel.operations import Standard
 from ...kernel.page_cache import PageCache
 from ...kernel.permissions import MANAGERS, READERS, Action, Actor
 from ...kernel.records import Filter, Records
+from ...kernel.recurrence import FREQUENCY_PATTERN, KEYWORDS, expanded_rule, frequency, normalised_frequency
 from ...kernel.registry import Area, Route
 from ...kernel.uow import Tx, UnitOfWork
 from ...kernel.validation import (
@@ -100,90 +100,7 @@ class TaskTemplateSource(enum.StrEnum):
     """Made by a user."""
 
 
-_KEYWORDS = ("monthly", "quarterly", "yearly")
-_DAY = "(MO|TU|WE|TH|FR|SA|SU)"
-_WEEK = "([1-9]|[1-4][0-9]|5[0-3])"
-_YEAR_DAY = "([1-9]|[1-9][0-9]|[12][0-9][0-9]|3[0-5][0-9]|36[0-6])"
-
-
-def _listed(item: str) -> str:
-    return f"{item}(,{item})*"
-
-
-_PARTS = "|".join(
-    (
-        "INTERVAL=[1-9][0-9]{0,3}",
-        f"WKST={_DAY}",
-        f"BYDAY={_listed(f'([+-]?{_WEEK})?{_DAY}')}",
-        f"BYMONTHDAY={_listed('[+-]?([1-9]|[12][0-9]|3[01])')}",
-        f"BYYEARDAY={_listed(f'[+-]?{_YEAR_DAY}')}",
-        f"BYWEEKNO={_listed(f'[+-]?{_WEEK}')}",
-        f"BYMONTH={_listed('([1-9]|1[0-2])')}",
-        f"BYSETPOS={_listed(f'[+-]?{_YEAR_DAY}')}",
-    )
-)
-FREQUENCY_PATTERN = f"^(monthly|quarterly|yearly|(RRULE:)?FREQ=(DAILY|WEEKLY|MONTHLY|YEARLY)(;({_PARTS}))*)$"
-"""What a frequency may be, as the document states it: RFC 5545's RRULE grammar narrowed to what
-recurring work needs (FREQ first and DAILY at the finest, no COUNT or UNTIL: a template recurs
-without end; no BYHOUR, BYMINUTE or BYSECOND: it recurs by the day), in upper case as the RFC
-writes it, each number within the RFC's range."""
-_FREQUENCY_FORM = re.compile(FREQUENCY_PATTERN)
-_ANCHOR = dt.datetime(9968, 1, 1)
-"""Where a rule is expanded from: a leap year 32 years before the last one dateutil reaches, so a
-rule that never occurs (the 30th of February) is found by walking 32 years (about 10 ms), not
-8,000 (seconds); those years hold every weekday pattern of common and leap years."""
-_FREQUENCY_RULES = (
-    "monthly, quarterly or yearly, or an RFC 5545 recurrence rule (an RRULE value, the RRULE: prefix "
-    "optional) such as FREQ=WEEKLY;BYDAY=MO: FREQ first (DAILY, WEEKLY, MONTHLY or YEARLY), then "
-    "INTERVAL, WKST, BYDAY, BYMONTHDAY, BYYEARDAY, BYWEEKNO, BYMONTH or BYSETPOS, in upper case; the rule "
-    "must occur on some day, and is stored as python-dateutil writes it back"
-)
-
-
-def expanded_rule(rule: str) -> str:
-    """The recurrence rule (the grammar of ``FREQUENCY_PATTERN``, without the RRULE: prefix) as
-    python-dateutil writes it back (repeated parts once, in its order). Raises ``ValueError`` when
-    dateutil cannot expand it or it never occurs: rules relating the rule's parts to the calendar,
-    which the pattern cannot state, checked by the service."""
-    try:
-        parsed = rrulestr(rule, dtstart=_ANCHOR)
-        written = str(parsed).splitlines()[-1].removeprefix("RRULE:")
-        occurs = parsed.after(_ANCHOR, inc=True) is not None
-    except Exception:  # dateutil fails on some combinations with several exception types
-        raise ValueError("python-dateutil cannot expand this rule (its parts contradict each other)") from None
-    if not occurs:
-        raise ValueError("the rule never occurs (such as the 30th of February)")
-    return str(written)
-
-
-def normalised_frequency(value: str) -> str:
-    """The frequency as stored: a keyword, or the rule as python-dateutil writes it back. Raises
-    ``ValueError`` with the reason otherwise.
-
-    >>> normalised_frequency("quarterly")
-    'quarterly'
-    >>> normalised_frequency("RRULE:FREQ=WEEKLY;BYDAY=TU;BYDAY=MO")
-    'FREQ=WEEKLY;BYDAY=MO'
-    """
-    if not _FREQUENCY_FORM.fullmatch(value):
-        raise ValueError(f"must be {_FREQUENCY_RULES}")
-    return value if value in _KEYWORDS else expanded_rule(value.removeprefix("RRULE:"))
-
-
-def _frequency(value: Any, field: attrs.Attribute[Any]) -> str | Unset:
-    """The grammar only (what the document's pattern states); the service expands the rule."""
-    if value is UNSET:  # a PATCH that leaves it
-        return Unset.UNSET
-    if not isinstance(value, str) or len(value) > 500 or not _FREQUENCY_FORM.fullmatch(value):
-        raise ValidationError.field(wire_name(field.name), value, f"must be {_FREQUENCY_RULES}")
-    return value.removeprefix("RRULE:")
-
-
-frequency = register_schema(
-    Checked(_frequency, takes_field=True),
-    {"type": "string", "maxLength": 500, "pattern": FREQUENCY_PATTERN, "description": _FREQUENCY_RULES},
-)
-"""A template's frequency: a keyword or an RFC 5545 recurrence rule (see ``FREQUENCY_PATTERN``)."""
+_KEYWORDS = KEYWORDS
 
 _REQUIREMENT_ID = r"^[A-Za-z_][A-Za-z0-9._-]*$"
 """OSCAL's token (the form of a catalog's ids), in ASCII."""

@@ -1,0 +1,126 @@
+"""Tasks: the compliance work an organization does and the evidence it owes, each task with an
+assignee, an approver, a due date and, for recurring work, a frequency; linked to the controls it
+serves (whose status follows it), and to risks, vendors and policies.
+
+Statuses: ``todo``, ``in_progress``, ``in_review``, ``done``, ``not_relevant``, ``failed``. A PATCH
+may set any of them; the review moves ``in_review`` -> ``done`` (approve) or back to the status
+before the submission (reject, with a reason). Completing recurring work (approve, complete, or
+done set by hand) fixes its next due date, after the completion; the chore ``reopen_due`` reopens
+it when that date arrives. Enabling a framework makes one task per task template of the framework.
+
+``models`` holds what is stored and answered, ``rules`` what every write of a task follows,
+``service`` the operations on one task, ``bulk`` those on many, and ``management`` the Task
+Management area (reassign, reschedule, stats) over the same table. See docs/tasks.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ...kernel.links import Linkable, LinkState
+from ...kernel.registry import Area, Chore
+from ...kernel.uow import Context
+from .bulk import BulkAssignee, BulkDelete, BulkDeleted, BulkStatus, BulkSubmit, BulkSubmitted, BulkUpdated
+from .models import (
+    EVENTS,
+    MAX_BULK,
+    TASK_APPROVE,
+    TASK_HISTORY,
+    TASK_MINE,
+    TASK_READ,
+    TASK_WRITE,
+    TASKS,
+    ApproveTask,
+    NewTask,
+    RejectTask,
+    SubmitForReview,
+    Task,
+    TaskApproved,
+    TaskAutomationStatus,
+    TaskCompleted,
+    TaskCreated,
+    TaskDeleted,
+    TaskDepartment,
+    TaskFilter,
+    TaskPatch,
+    TaskRejected,
+    TaskReopened,
+    TaskStatus,
+    TaskStatusChanged,
+    TaskSubmittedForReview,
+    TaskUpdated,
+)
+from .service import TaskService
+
+__all__ = [
+    "TaskStatus",
+    "TaskDepartment",
+    "TaskAutomationStatus",
+    "Task",
+    "NewTask",
+    "TaskPatch",
+    "TaskFilter",
+    "SubmitForReview",
+    "ApproveTask",
+    "RejectTask",
+    "BulkStatus",
+    "BulkAssignee",
+    "BulkDelete",
+    "BulkSubmit",
+    "BulkUpdated",
+    "BulkDeleted",
+    "BulkSubmitted",
+    "TaskService",
+    "TASKS",
+    "MAX_BULK",
+    "TASK_READ",
+    "TASK_HISTORY",
+    "TASK_WRITE",
+    "TASK_APPROVE",
+    "TASK_MINE",
+    "TaskCreated",
+    "TaskUpdated",
+    "TaskDeleted",
+    "TaskStatusChanged",
+    "TaskSubmittedForReview",
+    "TaskApproved",
+    "TaskRejected",
+    "TaskCompleted",
+    "TaskReopened",
+    "AREA",
+]
+
+
+def _serves(task: Task, now: dt.datetime) -> LinkState | None:
+    """Done work implements its controls; open work will; work judged not relevant counts for
+    nothing."""
+    if task.status is TaskStatus.NOT_RELEVANT:
+        return None
+    return LinkState.DONE if task.status is TaskStatus.DONE else LinkState.PENDING
+
+
+def _service(context: Context) -> TaskService:
+    service = TaskService(context.uow, context.pages)
+    context.uow.react(service.react)
+    return service
+
+
+AREA = Area(
+    name="tasks",
+    tag="Tasks",
+    service=_service,
+    api=TaskService,
+    actions=(TASK_READ, TASK_MINE, TASK_HISTORY, TASK_WRITE, TASK_APPROVE),
+    records=(TASKS,),
+    events=EVENTS,
+    links=(Linkable(kind="task", records=TASKS, state=_serves, updated=TaskUpdated),),
+    chores=(
+        Chore(
+            name="reopen recurring tasks that fell due",
+            every=dt.timedelta(hours=1),
+            run=TaskService.reopen_due,
+            report="reopenedTasks",
+            done="reopened %d recurring task(s) that fell due",
+        ),
+    ),
+)
