@@ -14,7 +14,7 @@ from typing import Any
 
 import falcon
 
-from compliance_core.kernel.errors import ComplianceError, RateLimited, ServiceUnavailable, ValidationError
+from compliance_core.kernel.errors import ComplianceError, RateLimited, ServiceUnavailable, TooLarge
 
 from .wire import JSON, Wire
 
@@ -46,11 +46,9 @@ STATUS_BY_CODE: dict[str, int] = {
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 
 
-class PayloadTooLarge(ValidationError):
+class PayloadTooLarge(TooLarge):
     """A request body over the documented limit: the spec's ``validation_error``, answered with
     HTTP's own status for it, 413 (a client reads the code; a proxy or a log reads the status)."""
-
-    status = 413
 
 
 def new_request_id() -> str:
@@ -94,6 +92,8 @@ def install(app: falcon.App[Any, Any], wire: Wire) -> None:
         if isinstance(error, (RateLimited, ServiceUnavailable)):
             resp.set_header("Retry-After", str(error.retry_after))
         status = getattr(error, "status", None) or STATUS_BY_CODE.get(error.code, 500)
+        if isinstance(error, TooLarge):
+            status = 413  # core's size limits (a body, an uploaded file): HTTP's own status for them
         if isinstance(error, ServiceUnavailable):
             status = 503  # the spec's internal_error, with HTTP's status for "busy, come back later"
         send(req, resp, status, error.code, error.message, error.details)

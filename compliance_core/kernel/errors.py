@@ -17,6 +17,7 @@ T = TypeVar("T")
 __all__ = [
     "ComplianceError",
     "ValidationError",
+    "TooLarge",
     "Unauthorized",
     "Forbidden",
     "NotFound",
@@ -226,6 +227,11 @@ class ValidationError(ComplianceError):
         else:
             message = f"{len(entries)} fields are invalid, first {first.get('field')}: {first.get('reason')}"
         return cls(message, details)
+
+
+class TooLarge(ValidationError):
+    """Content over a documented size limit (a request body, an uploaded file). Still the spec's
+    ``validation_error``; the HTTP adapter answers it with HTTP's own status for it, 413."""
 
 
 class Unauthorized(ComplianceError):
