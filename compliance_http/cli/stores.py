@@ -12,8 +12,18 @@ from typing import Any
 from compliance_core import Platform, ValidationError
 from compliance_core.areas.frameworks import Frameworks
 from compliance_core.areas.webhooks import WebhookPolicy
+from compliance_core.kernel.blobs import SETTINGS_KEY, open_blobs
 
-__all__ = ["DEFAULT_DB", "SQLITE", "open_platform", "serve_settings", "shown_db", "store_url", "webhook_settings"]
+__all__ = [
+    "DEFAULT_DB",
+    "SQLITE",
+    "blobs_setting",
+    "open_platform",
+    "serve_settings",
+    "shown_db",
+    "store_url",
+    "webhook_settings",
+]
 
 DEFAULT_DB = "compliance.db"
 SQLITE = "sqlite:///"
@@ -48,7 +58,30 @@ def serve_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     directory = environ.get("COMPLIANCE_FRAMEWORKS_DIR")
     if directory:
         settings["frameworks"] = Frameworks(directory=Path(directory).expanduser())
+    blobs = blobs_setting(environ)
+    if blobs is not None:
+        settings[SETTINGS_KEY] = blobs
     return settings
+
+
+def blobs_setting(environ: Mapping[str, str] | None = None) -> str | None:
+    """Where evidence files go (docs/blobs.md): ``COMPLIANCE_BLOBS_URL`` (``file:///dir``,
+    ``s3://bucket/prefix?endpoint=...&region=...``) or ``COMPLIANCE_BLOBS_DIR`` (a directory);
+    neither: None, and the platform keeps them beside a SQLite database. The URL is opened once
+    here so that a mistyped one stops the server at start-up, not at the first upload; each
+    server process then opens its own adapter from it."""
+    environ = os.environ if environ is None else environ
+    url = environ.get("COMPLIANCE_BLOBS_URL") or None
+    directory = environ.get("COMPLIANCE_BLOBS_DIR") or None
+    if url and directory:
+        raise ValidationError.field(
+            "COMPLIANCE_BLOBS_DIR", directory, "set COMPLIANCE_BLOBS_URL or COMPLIANCE_BLOBS_DIR, not both"
+        )
+    if directory:
+        url = Path(directory).expanduser().resolve().as_uri()
+    if url:
+        open_blobs(url).close()
+    return url
 
 
 def open_platform(db: str | None, *, create: bool = False, settings: Mapping[str, Any] | None = None) -> Platform:
