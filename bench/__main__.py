@@ -15,6 +15,7 @@ from pathlib import Path
 
 from compliance_http.server import DEFAULT_THREADS
 
+from .blobs_bench import format_blobs, run_blobs_bench
 from .frameworks_bench import run_frameworks_cli
 from .http_bench import HttpSettings, format_http, run_http_bench, vendors_needed
 from .inprocess_bench import format_inprocess, run_inprocess_bench
@@ -66,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process benchmark")
     parser.add_argument(
         "--skip-pdf", action="store_true", help="skip the policy PDF benchmark (adversarial Markdown, n to 8n)"
+    )
+    parser.add_argument(
+        "--skip-blobs", action="store_true", help="skip the blob streaming benchmark (a 1 GB upload's peak memory)"
     )
     parser.add_argument(
         "--stores",
@@ -243,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_pdf:
             print()
             print(format_pdf(run_pdf_bench()), flush=True)
+        if not args.skip_blobs:
+            print()
+            print(format_blobs(run_blobs_bench(directory=workdir)), flush=True)
         if not args.skip_writes:
             print()
             _run_writes(args, workdir)
