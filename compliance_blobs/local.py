@@ -12,6 +12,7 @@ or an upload over the limit.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import errno
 import os
 import tempfile
@@ -122,6 +123,17 @@ class LocalBlobs:
     def delete(self, organization_id: str, sha256: str) -> None:
         if is_sha256(sha256):
             self.path(organization_id, sha256).unlink(missing_ok=True)
+
+    def sweep(self, before: dt.datetime) -> int:
+        """Temporary files last written before ``before`` (a killed process's)."""
+        cutoff = before.timestamp()
+        removed = 0
+        for temporary in self.root.glob(f"*/{INCOMING}/*.part"):
+            with contextlib.suppress(FileNotFoundError):
+                if temporary.stat().st_mtime < cutoff:
+                    temporary.unlink()
+                    removed += 1
+        return removed
 
     def close(self) -> None:
         """Nothing to release: files are opened per call."""

@@ -16,6 +16,7 @@ the URL.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import urllib.parse
 import uuid
@@ -163,6 +164,25 @@ class S3Blobs:
         key = self.key(organization_id, sha256)
         if is_sha256(sha256):
             self._client.delete_object(Bucket=self.bucket, Key=key)
+
+    def sweep(self, before: dt.datetime) -> int:
+        """Multipart uploads initiated, and temporary objects written, under ``.incoming/``
+        before ``before`` (what a bucket lifecycle rule would also expire)."""
+        prefix = f"{self.prefix}{INCOMING}"
+        removed = 0
+        for page in self._client.get_paginator("list_multipart_uploads").paginate(Bucket=self.bucket, Prefix=prefix):
+            for upload in page.get("Uploads", []):
+                if upload["Initiated"] < before:
+                    self._client.abort_multipart_upload(
+                        Bucket=self.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+                    )
+                    removed += 1
+        for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                if item["LastModified"] < before:
+                    self._client.delete_object(Bucket=self.bucket, Key=item["Key"])
+                    removed += 1
+        return removed
 
     def close(self) -> None:
         self._client.close()

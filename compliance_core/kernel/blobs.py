@@ -21,6 +21,7 @@ formats whose signatures are fixed by their specifications.
 from __future__ import annotations
 
 import codecs
+import datetime as dt
 import hashlib
 import importlib.metadata
 import re
@@ -210,6 +211,13 @@ class BlobStore(Protocol):
     def delete(self, organization_id: str, sha256: str) -> None:
         """Remove the blob if it is there. Content is shared by every record of the organization
         that names the same SHA-256: delete only when no record names it any more."""
+        ...
+
+    def sweep(self, before: dt.datetime) -> int:
+        """Remove what uploads started before ``before`` left behind when their process was
+        killed (temporary files, unfinished multipart uploads) and return how many; uploads
+        started since are untouched. A chore runs it with ``before`` well in the past (a day),
+        so no upload still running is swept."""
         ...
 
     def close(self) -> None: ...

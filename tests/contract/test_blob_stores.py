@@ -9,6 +9,7 @@ objects and multipart uploads listed), so "leaves nothing behind" is checked whe
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import os
@@ -49,6 +50,8 @@ class Harness:
     store: BlobStore
     objects: Callable[[], list[str]]
     name: Callable[[str, str], str]
+    abandon: Callable[[], int]
+    """Leave what a process killed mid-upload leaves (returns how many things)."""
 
 
 def _free_port() -> int:
@@ -103,12 +106,19 @@ def _local(tmp_path: Path) -> Harness:
     def objects() -> list[str]:
         return sorted(str(path.relative_to(root)) for path in root.rglob("*") if path.is_file())
 
-    return Harness("local", store, objects, lambda org, sha: f"{org}/{sha[:2]}/{sha}")
+    def abandon() -> int:
+        (root / ORG / ".incoming").mkdir(parents=True, exist_ok=True)
+        (root / ORG / ".incoming" / "tmpkilled.part").write_bytes(b"%PDF-half")
+        return 1
+
+    return Harness("local", store, objects, lambda org, sha: f"{org}/{sha[:2]}/{sha}", abandon)
 
 
 def _memory() -> Harness:
     store = MemoryBlobs()
-    return Harness("memory", store, lambda: [f"{org}/{sha}" for org, sha in store.stored()], lambda o, s: f"{o}/{s}")
+    return Harness(
+        "memory", store, lambda: [f"{org}/{sha}" for org, sha in store.stored()], lambda o, s: f"{o}/{s}", lambda: 0
+    )
 
 
 def _s3(url: str) -> Harness:
@@ -126,7 +136,12 @@ def _s3(url: str) -> Harness:
         uploads = client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
         return sorted(keys + [f"upload:{upload['Key']}" for upload in uploads])
 
-    return Harness("s3", store, objects, lambda org, sha: f"tenant/{org}/{sha}")
+    def abandon() -> int:
+        client.create_multipart_upload(Bucket=bucket, Key=f"tenant/.incoming/{ORG}/killed")
+        client.put_object(Bucket=bucket, Key=f"tenant/.incoming/{ORG}/killed-after-completing", Body=b"%PDF-")
+        return 2
+
+    return Harness("s3", store, objects, lambda org, sha: f"tenant/{org}/{sha}", abandon)
 
 
 @pytest.fixture(params=["local", "memory", "s3"])
@@ -336,6 +351,19 @@ def test_closing_a_reader_early_releases_it(blobs: Harness) -> None:
     chunks.close()
     blobs.store.delete(ORG, info.sha256)
     assert blobs.objects() == []
+
+
+def test_sweep_removes_what_killed_uploads_left_and_nothing_newer(blobs: Harness) -> None:
+    kept = blobs.store.put(ORG, [PDF])
+    left = blobs.abandon()
+    now = dt.datetime.now(dt.UTC)
+    # moto answers every multipart upload as initiated on 2010-11-10 (a fixed value in its
+    # ListMultipartUploads response), so there the abandoned upload is always old enough.
+    early = 1 if blobs.kind == "s3" else 0
+    assert blobs.store.sweep(now - dt.timedelta(hours=1)) == early
+    assert len(blobs.objects()) == 1 + left - early
+    assert blobs.store.sweep(now + dt.timedelta(minutes=1)) == left - early
+    assert blobs.objects() == [blobs.name(ORG, kept.sha256)]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
