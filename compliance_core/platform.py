@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .areas.frameworks.controls import ControlService
     from .areas.frameworks.soa import SoaService
     from .areas.frameworks.task_templates import TaskTemplateService
+    from .areas.frameworks.imported import FrameworkImportService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
@@ -120,6 +121,7 @@ class Platform:
     task_templates: TaskTemplateService
     tasks: TaskService
     task_management: TaskManagementService
+    framework_imports: FrameworkImportService
     context: ContextService
     comments: CommentService
 

@@ -25,7 +25,7 @@ from . import (
     vendors,
     webhooks,
 )
-from .frameworks import controls, soa, task_templates
+from .frameworks import controls, imported, soa, task_templates
 from .tasks import management as task_management
 
 __all__ = ["AREAS"]
@@ -44,10 +44,11 @@ AREAS: tuple[Area[Any], ...] = (
     risks.AREA,
     context.AREA,
     frameworks.AREA,
+    imported.AREA,
     controls.AREA,
     soa.AREA,
     task_templates.AREA,
+    comments.AREA,
     tasks.AREA,
     task_management.AREA,
-    comments.AREA,
 )

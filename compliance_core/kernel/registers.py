@@ -51,6 +51,7 @@ __all__ = [
     "Register",
     "MAX_IMPORT_ROWS",
     "MAX_FILE_CHARS",
+    "FILE_CONTENT",
     "register_of",
 ]
 
@@ -97,6 +98,8 @@ _CONTENT = register_schema(
         "description": "the file's bytes in base64 (standard alphabet, with padding)",
     },
 )
+FILE_CONTENT = _CONTENT
+"""The converter of a file's bytes in base64, for a body that carries a file of its own."""
 
 
 @attrs.frozen(kw_only=True)

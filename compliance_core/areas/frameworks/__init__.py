@@ -26,11 +26,12 @@ from ...kernel.pages import Page, PageRequest, Position
 from ...kernel.permissions import EVERYONE, Action, Actor
 from ...kernel.records import Filter
 from ...kernel.registry import Area, Download, Route
-from ...kernel.uow import Context
+from ...kernel.uow import Context, UnitOfWork
 from ...kernel.validation import optional_text
 from .catalogue import FrameworkCatalogue, Frameworks, FrameworkSource
+from .imported import OrganizationCatalogue, within
 from .mappings import RequirementMapping
-from .oscal import Requirement, RequirementGroup
+from .oscal import Catalog, Requirement, RequirementGroup
 
 __all__ = ["Framework", "Requirement", "RequirementFilter", "FrameworkService", "Frameworks", "FRAMEWORK_READ", "AREA"]
 
@@ -62,6 +63,8 @@ class Framework:
     bundled: bool
     """Shipped with the platform in its own words (identifiers with summaries), not the
     publisher's text; ``publisher`` says so."""
+    imported: bool = False
+    """Imported by the organization (``/v1/framework-imports``): only it sees it."""
 
 
 @attrs.frozen(kw_only=True)
@@ -100,16 +103,21 @@ _REQUIREMENTS = _ONE + "/requirements"
 
 @attrs.define
 class FrameworkService:
+    uow: UnitOfWork
     catalogue: FrameworkCatalogue
 
     @operation(FRAMEWORK_READ, Route("GET", _ALL, "List the frameworks of the catalogue"), paged=True, result=Framework)
     def list(self, actor: Actor, page: PageRequest | None = None) -> Page[Framework]:
-        frameworks = [self._framework(source) for source in self.catalogue.installed()]
+        with self.uow.read() as session:
+            view = within(self.catalogue, session, actor.organization_id)
+            frameworks = [self._framework(view, source) for source in view.installed()]
         return page_in_memory(frameworks, page or PageRequest())
 
     @operation(FRAMEWORK_READ, Route("GET", _ONE, "Read one framework with its requirement groups"), result=Framework)
     def get(self, actor: Actor, framework_id: str) -> Framework:
-        return self._framework(self._source(framework_id))
+        with self.uow.read() as session:
+            view = within(self.catalogue, session, actor.organization_id)
+            return self._framework(view, self._source(view, framework_id))
 
     @operation(
         FRAMEWORK_READ,
@@ -121,8 +129,7 @@ class FrameworkService:
     def requirements(
         self, actor: Actor, framework_id: str, filters: RequirementFilter | None = None, page: PageRequest | None = None
     ) -> Page[Requirement]:
-        catalog = self.catalogue.catalog(self._source(framework_id).id)
-        assert catalog is not None
+        catalog = self._catalog(actor, framework_id)
         chosen = filters or RequirementFilter()
         return page_in_memory([item for item in catalog.requirements if chosen.matches(item)], page or PageRequest())
 
@@ -130,8 +137,7 @@ class FrameworkService:
         FRAMEWORK_READ, Route("GET", _REQUIREMENTS + "/{requirement_id}", "Read one requirement"), result=Requirement
     )
     def requirement(self, actor: Actor, framework_id: str, requirement_id: str) -> Requirement:
-        catalog = self.catalogue.catalog(self._source(framework_id).id)
-        assert catalog is not None
+        catalog = self._catalog(actor, framework_id)
         found = next((item for item in catalog.requirements if item.id == requirement_id), None)
         if found is None:
             raise NotFound.resource("requirement", requirement_id)
@@ -146,8 +152,10 @@ class FrameworkService:
     def export_oscal(self, actor: Actor, framework_id: str) -> Download:
         """The catalog file itself, whose bytes match the checksums the catalogue records, so
         any OSCAL tool (compliance-trestle) reads the same framework this platform reads."""
-        self._source(framework_id)
-        document = self.catalogue.document(framework_id)
+        with self.uow.read() as session:
+            view = within(self.catalogue, session, actor.organization_id)
+            self._source(view, framework_id)
+            document = view.document(framework_id)
         if document is None:
             raise NotFound.resource("framework", framework_id)
         return Download(filename=f"{framework_id}.oscal.json", media_type=OSCAL_JSON, chunks=(document,))
@@ -160,25 +168,36 @@ class FrameworkService:
     def export(self, actor: Actor, framework_id: str) -> FrameworkExport:
         """The framework with every requirement (the list pages; this is the whole of it, for a
         spreadsheet or a script), and the pairs mapping it to the other installed frameworks."""
-        framework = self._framework(self._source(framework_id))
-        catalog = self.catalogue.catalog(framework_id)
-        assert catalog is not None
-        mappings = tuple(
-            mapping
-            for other in self.catalogue.installed()
-            if other.id != framework_id
-            for mapping in self.catalogue.mappings_between(framework_id, other.id)
-        )
+        with self.uow.read() as session:
+            view = within(self.catalogue, session, actor.organization_id)
+            framework = self._framework(view, self._source(view, framework_id))
+            catalog = view.catalog(framework_id)
+            assert catalog is not None
+            mappings = tuple(
+                mapping
+                for other in view.installed()
+                if other.id != framework_id
+                for mapping in view.mappings_between(framework_id, other.id)
+            )
         return FrameworkExport(framework=framework, requirements=catalog.requirements, mappings=mappings)
 
-    def _source(self, framework_id: str) -> FrameworkSource:
-        source = self.catalogue.source(framework_id)
-        if source is None or self.catalogue.catalog(framework_id) is None:
+    def _catalog(self, actor: Actor, framework_id: str) -> Catalog:
+        with self.uow.read() as session:
+            view = within(self.catalogue, session, actor.organization_id)
+            catalog = view.catalog(self._source(view, framework_id).id)
+        assert catalog is not None
+        return catalog
+
+    @staticmethod
+    def _source(view: OrganizationCatalogue, framework_id: str) -> FrameworkSource:
+        source = view.source(framework_id)
+        if source is None or view.catalog(framework_id) is None:
             raise NotFound.resource("framework", framework_id)
         return source
 
-    def _framework(self, source: FrameworkSource) -> Framework:
-        catalog = self.catalogue.catalog(source.id)
+    @staticmethod
+    def _framework(view: OrganizationCatalogue, source: FrameworkSource) -> Framework:
+        catalog = view.catalog(source.id)
         assert catalog is not None
         return Framework(
             id=source.id,
@@ -192,8 +211,9 @@ class FrameworkService:
             baselines=tuple(name for name, _ in source.baselines),
             groups=catalog.groups,
             requirement_count=len(catalog.requirements),
-            control_count=len(self.catalogue.actionable(source.id)),
+            control_count=len(view.actionable(source.id)),
             bundled=source.bundled,
+            imported=source.id in view.imports,
         )
 
 
@@ -254,7 +274,7 @@ def page_in_memory(items: Sequence[_Item], request: PageRequest) -> Page[_Item]:
 AREA = Area(
     name="frameworks",
     tag="SOA",
-    service=lambda context: FrameworkService(catalogue_of(context)),
+    service=lambda context: FrameworkService(context.uow, catalogue_of(context)),
     api=FrameworkService,
     actions=(FRAMEWORK_READ,),
 )

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("compliance_core.frameworks")
+
+IMPORTED_KEPT = 32
+"""How many parsed imported catalogs a platform keeps (SP 800-53's parses to a few MB)."""
 
 NIST_OSCAL_REPOSITORY = "https://github.com/usnistgov/oscal-content"
 
@@ -152,6 +156,23 @@ class FrameworkCatalogue:
         self._mapping_sets: dict[MappingSource, MappingSet | None] = {}
         self._between: dict[tuple[str, str], tuple[RequirementMapping, ...]] = {}
         self._seeds: dict[str, tuple[TaskTemplateSeed, ...]] = {}
+        self._imported: OrderedDict[str, Catalog] = OrderedDict()
+
+    def parsed(self, sha256: str, load: Callable[[], Catalog]) -> Catalog:
+        """An organization's imported catalog, parsed once and kept under its checksum (the
+        same bytes are the same catalog for every organization); the least recently read go
+        first past ``IMPORTED_KEPT``."""
+        with self._lock:
+            found = self._imported.get(sha256)
+            if found is not None:
+                self._imported.move_to_end(sha256)
+                return found
+        catalog = load()
+        with self._lock:
+            self._imported[sha256] = catalog
+            while len(self._imported) > IMPORTED_KEPT:
+                self._imported.popitem(last=False)
+        return catalog
 
     def installed(self) -> tuple[FrameworkSource, ...]:
         return tuple(source for source in self.sources if self.catalog(source.id) is not None)

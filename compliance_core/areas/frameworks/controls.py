@@ -61,6 +61,7 @@ from .control_models import (
     NewControl,
     derive_status,
 )
+from .imported import OrganizationCatalogue, within
 from .mappings import MappingRelation
 from .readiness import SVG, Readiness, readiness_of, svg_of
 from .soa import open_statement
@@ -177,17 +178,18 @@ class ControlService:
         mapping says a control of an enabled framework serves the requirement already (equal, or
         a requirement containing it): that control is reused, so work done once counts twice.
         Enabling a framework already enabled changes nothing and answers it as it is."""
-        source, requirements = self._framework(framework_id)
         organization_id = actor.organization_id
         now = self.uow.clock.now()
         with self.uow.write(actor) as tx:
+            view = within(self.catalogue, tx, organization_id)
+            source, requirements = self._framework(view, framework_id)
             enabled: builtins.list[EnabledFramework] = every(
                 tx[ENABLED_FRAMEWORKS], organization_id, EnabledFrameworkFilter()
             )
             already = next((item for item in enabled if item.framework_id == framework_id), None)
             if already is not None:
                 return already
-            reuse = self._reusable(tx, organization_id, framework_id, [item.framework_id for item in enabled])
+            reuse = self._reusable(tx, view, organization_id, framework_id, [item.framework_id for item in enabled])
             reused: dict[str, Control] = {}
             for requirement in requirements:
                 control_id = reuse.get(requirement.id)
@@ -248,9 +250,7 @@ class ControlService:
             )
             tx[ENABLED_FRAMEWORKS].add(framework)
             tx.record(FrameworkEnabled(organization_id=organization_id, subject=framework))
-            seed_task_templates(
-                tx, organization_id, framework_id, self.catalogue.task_templates(framework_id), now, self.uow.ids
-            )
+            seed_task_templates(tx, organization_id, framework_id, view.task_templates(framework_id), now, self.uow.ids)
             open_statement(tx, organization_id, framework_id, now, self.uow.ids)
         return framework
 
@@ -490,20 +490,22 @@ class ControlService:
         organization_id = actor.organization_id
         pairs: builtins.list[MappingPair] = []
         with self.uow.read() as session:
+            view = within(self.catalogue, session, organization_id)
             if chosen.source_framework is None and chosen.target_framework is None:
-                for mapping in self.catalogue.mapping_sources:
-                    pairs += self._catalogued(mapping.source, mapping.target)
+                for mapping in view.mapping_sources:
+                    pairs += self._catalogued(view, mapping.source, mapping.target)
                 pairs += [
                     _pair(row, turned=False)
                     for row in every(session[IMPORTED_MAPPINGS], organization_id, ImportedMappingFilter())
                 ]
             else:
-                for source, target in self._framework_pairs(session, organization_id, chosen):
-                    pairs += self._catalogued(source, target)
+                for source, target in self._framework_pairs(session, view, organization_id, chosen):
+                    pairs += self._catalogued(view, source, target)
                     pairs += self._imported(session, organization_id, source, target)
         return page_in_memory(pairs, page or PageRequest())
 
-    def _catalogued(self, source: str, target: str) -> builtins.list[MappingPair]:
+    @staticmethod
+    def _catalogued(view: OrganizationCatalogue, source: str, target: str) -> builtins.list[MappingPair]:
         return [
             MappingPair(
                 id=f"{source}:{item.source_requirement}>{target}:{item.target_requirement}",
@@ -515,17 +517,18 @@ class ControlService:
                 publisher=item.publisher,
                 imported=False,
             )
-            for item in self.catalogue.mappings_between(source, target)
+            for item in view.mappings_between(source, target)
         ]
 
+    @staticmethod
     def _framework_pairs(
-        self, session: Session, organization_id: str, chosen: MappingFilter
+        session: Session, view: OrganizationCatalogue, organization_id: str, chosen: MappingFilter
     ) -> builtins.list[tuple[str, str]]:
         """The (source, target) framework pairs a list with a side given reads, each once."""
         source, target = chosen.source_framework, chosen.target_framework
         if source is not None and target is not None:
             return [(source, target)]
-        stored = [(mapping.source, mapping.target) for mapping in self.catalogue.mapping_sources]
+        stored = [(mapping.source, mapping.target) for mapping in view.mapping_sources]
         stored += [
             (row.source_framework, row.target_framework)
             for row in every(session[IMPORTED_MAPPINGS], organization_id, ImportedMappingFilter())
@@ -551,18 +554,20 @@ class ControlService:
         one of equal, subset, superset, intersects) before any is kept; a pair already imported
         is not kept twice. Frameworks enabled later reuse controls through these pairs."""
         errors = []
-        for field, framework in (
-            ("sourceFramework", data.source_framework),
-            ("targetFramework", data.target_framework),
-        ):
-            if self.catalogue.catalog(framework) is None:
-                errors.append(ValidationError.field(field, framework, "is no framework of the catalogue"))
-        if errors:
-            raise ValidationError.every(errors)
-        known = {
-            framework: {item.id for item in self._requirements(framework)}
-            for framework in (data.source_framework, data.target_framework)
-        }
+        with self.uow.read() as session:
+            view = within(self.catalogue, session, actor.organization_id)
+            for field, framework in (
+                ("sourceFramework", data.source_framework),
+                ("targetFramework", data.target_framework),
+            ):
+                if view.catalog(framework) is None:
+                    errors.append(ValidationError.field(field, framework, "is no framework of the catalogue"))
+            if errors:
+                raise ValidationError.every(errors)
+            known = {
+                framework: {item.id for item in self._requirements(view, framework)}
+                for framework in (data.source_framework, data.target_framework)
+            }
         for index, entry in enumerate(data.mappings):
             if entry.source not in known[data.source_framework]:
                 errors.append(
@@ -734,11 +739,12 @@ class ControlService:
         known = ", ".join(linkable.kind for linkable in self.linkables)
         raise ValidationError.field("kind", kind, f"must be one of: {known}")
 
-    def _framework(self, framework_id: str) -> tuple[Any, tuple[Any, ...]]:
-        source = self.catalogue.source(framework_id)
-        if source is None or self.catalogue.catalog(framework_id) is None:
+    @staticmethod
+    def _framework(view: OrganizationCatalogue, framework_id: str) -> tuple[Any, tuple[Any, ...]]:
+        source = view.source(framework_id)
+        if source is None or view.catalog(framework_id) is None:
             raise NotFound.resource("framework", framework_id)
-        return source, self.catalogue.actionable(framework_id)
+        return source, view.actionable(framework_id)
 
     def _enabled(self, actor: Actor, framework_id: str) -> EnabledFramework:
         with self.uow.read() as session:
@@ -751,7 +757,12 @@ class ControlService:
         return enabled
 
     def _reusable(
-        self, session: Session, organization_id: str, framework_id: str, others: Iterable[str]
+        self,
+        session: Session,
+        view: OrganizationCatalogue,
+        organization_id: str,
+        framework_id: str,
+        others: Iterable[str],
     ) -> dict[str, str]:
         """For each requirement of ``framework_id``, the control already serving a requirement
         of an enabled framework that it maps to under a reusing relation (first found wins:
@@ -765,20 +776,20 @@ class ControlService:
                 )
             }
             for source_requirement, target_requirement, relation in self._mappings(
-                session, organization_id, framework_id, other
+                session, view, organization_id, framework_id, other
             ):
                 if relation in _REUSING and target_requirement in served:
                     reuse.setdefault(source_requirement, served[target_requirement])
         return reuse
 
     def _mappings(
-        self, session: Session, organization_id: str, source: str, target: str
+        self, session: Session, view: OrganizationCatalogue, organization_id: str, source: str, target: str
     ) -> tuple[tuple[str, str, str], ...]:
         """(source requirement, target requirement, relation) from ``source`` to ``target``:
         the catalogue's, then the organization's imported ones (either direction)."""
         catalogued = [
             (item.source_requirement, item.target_requirement, str(item.relation))
-            for item in self.catalogue.mappings_between(source, target)
+            for item in view.mappings_between(source, target)
         ]
         imported = [
             (pair.source_requirement, pair.target_requirement, pair.relation)
@@ -786,8 +797,9 @@ class ControlService:
         ]
         return (*catalogued, *imported)
 
-    def _requirements(self, framework_id: str) -> tuple[Any, ...]:
-        catalog = self.catalogue.catalog(framework_id)
+    @staticmethod
+    def _requirements(view: OrganizationCatalogue, framework_id: str) -> tuple[Any, ...]:
+        catalog = view.catalog(framework_id)
         return () if catalog is None else catalog.requirements
 
 

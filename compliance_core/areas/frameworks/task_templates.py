@@ -49,6 +49,7 @@ from ...kernel.validation import (
 )
 from . import catalogue_of
 from .catalogue import FrameworkCatalogue
+from .imported import OrganizationCatalogue, within
 
 __all__ = [
     "TaskTemplateDepartment",
@@ -296,7 +297,7 @@ def _seed_keys(tx: Tx, organization_id: str, framework_id: str) -> set[str]:
     return {item.seed_key for item in every(tx[TASK_TEMPLATES], organization_id, chosen) if item.seed_key is not None}
 
 
-def _check_requirements(catalogue: FrameworkCatalogue, template: TaskTemplate) -> None:
+def _check_requirements(catalogue: OrganizationCatalogue, template: TaskTemplate) -> None:
     catalog = catalogue.catalog(template.framework_id)
     if catalog is None:
         raise ValidationError.field(
@@ -335,10 +336,11 @@ def _check_frequency(template: TaskTemplate) -> None:
 
 
 def _check_new(service: TaskTemplateService, tx: Tx, actor: Actor, template: TaskTemplate) -> None:
-    if service.catalogue.catalog(template.framework_id) is None:
+    catalogue = within(service.catalogue, tx, actor.organization_id)
+    if catalogue.catalog(template.framework_id) is None:
         raise ValidationError.field("frameworkId", template.framework_id, "is no framework of the catalogue")
     _check_frequency(template)
-    _check_requirements(service.catalogue, template)
+    _check_requirements(catalogue, template)
 
 
 def _check_change(
@@ -347,7 +349,7 @@ def _check_change(
     if "frequency" in previous:
         _check_frequency(template)
     if "requirement_ids" in previous:
-        _check_requirements(service.catalogue, template)
+        _check_requirements(within(service.catalogue, tx, actor.organization_id), template)
 
 
 _TABLE = Standard(TASK_TEMPLATES, id="template_id")

@@ -51,6 +51,7 @@ from . import (
     m0024_search_index,
     m0025_sort_indexes,
     m0026_api_key_search,
+    m0027_framework_imports,
     m0028_tasks,
     m0029_comments,
 )
@@ -86,6 +87,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0024_search_index", m0024_search_index.apply),
     ("0025_sort_indexes", m0025_sort_indexes.apply),
     ("0026_api_key_search", m0026_api_key_search.apply),
+    ("0027_framework_imports", m0027_framework_imports.apply),
     ("0028_tasks", m0028_tasks.apply),
     ("0029_comments", m0029_comments.apply),
 )

@@ -43,6 +43,7 @@ from . import (
     m0026_search_index,
     m0027_sort_indexes,
     m0028_api_key_search,
+    m0029_framework_imports,
     m0030_tasks,
     m0031_comments,
 )
@@ -81,6 +82,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0026_search_index", m0026_search_index.apply),
     ("0027_sort_indexes", m0027_sort_indexes.apply),
     ("0028_api_key_search", m0028_api_key_search.apply),
+    ("0029_framework_imports", m0029_framework_imports.apply),
     ("0030_tasks", m0030_tasks.apply),
     ("0031_comments", m0031_comments.apply),
 )
