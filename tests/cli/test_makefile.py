@@ -75,7 +75,7 @@ def checkout(tmp_path: Path) -> Checkout:
 
 def test_make_serve_installs_only_what_serving_needs(checkout: Checkout) -> None:
     log = checkout.make("serve")
-    assert installs(log) == ["python -m pip install --quiet -e ."]
+    assert installs(log) == ["python -m pip install --quiet -e .[oscal]"]
     assert log[-1] == "compliance serve --db compliance.db --host 127.0.0.1 --port 3333"
 
 
@@ -147,7 +147,7 @@ def test_make_test_then_make_serve_installs_nothing_more(checkout: Checkout) -> 
 def test_a_changed_pyproject_reinstalls(checkout: Checkout) -> None:
     checkout.make("test")
     (checkout.root / "pyproject.toml").touch()
-    assert installs(checkout.make("serve")) == ["python -m pip install --quiet -e ."]
+    assert installs(checkout.make("serve")) == ["python -m pip install --quiet -e .[oscal]"]
     assert installs(checkout.make("test")) == ["python -m pip install --quiet -e .[test]"]
 
 
