@@ -11,7 +11,7 @@ from compliance_core import InternalError
 
 from ..server import refresh_statistics
 from .output import emit
-from .stores import open_platform
+from .stores import open_platform, serve_settings
 
 __all__ = ["maintenance"]
 
@@ -21,7 +21,7 @@ def maintenance(args: argparse.Namespace) -> int:
     ``analyzedTables`` on a store that keeps statistics. A failing chore leaves the others to run:
     the report of those that ran is printed, and the failures are one ``internal_error`` on
     stderr (exit code 1)."""
-    with open_platform(args.db) as platform:
+    with open_platform(args.db, settings=serve_settings()) as platform:
         chores = platform.run_chores()
         analysed = refresh_statistics(platform.store)
     report: dict[str, Any] = dict(chores.counts)

@@ -50,7 +50,8 @@ def webhook_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]
 
 
 def serve_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """What ``serve`` reads from the environment: the webhook settings, and
+    """What ``serve``, ``worker`` and ``maintenance`` read from the environment (their chores
+    touch the same evidence files and frameworks the server does): the webhook settings,
     ``COMPLIANCE_FRAMEWORKS_DIR``, the directory holding the framework catalogue's published
     OSCAL files (docs/frameworks.md); without it the catalogue lists no framework."""
     environ = os.environ if environ is None else environ

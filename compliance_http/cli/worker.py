@@ -13,7 +13,7 @@ from compliance_core import ValidationError
 
 from ..delivery import delivering
 from ..server import configure_logging, running_chores
-from .stores import open_platform, shown_db, store_url, webhook_settings
+from .stores import open_platform, serve_settings, shown_db, store_url
 
 __all__ = ["worker"]
 
@@ -30,7 +30,7 @@ def worker(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         with (
-            open_platform(args.db, settings=webhook_settings()) as platform,
+            open_platform(args.db, settings=serve_settings()) as platform,
             running_chores(platform),
             delivering(platform, interval=args.interval),
         ):
