@@ -37,7 +37,7 @@ M = TypeVar("M")
 F = TypeVar("F")
 T = TypeVar("T")
 
-_NOT_IDS = frozenset({"filters", "page", "data", "patch", "members", "once"})
+_NOT_IDS = frozenset({"filters", "page", "search", "data", "patch", "members", "once"})
 """Parameters of a declared method that are not path ids."""
 
 

@@ -94,8 +94,8 @@ def test_the_document_declares_both_with_the_lists_filters(api: Api) -> None:
     listed = {p["name"] for p in paths[ROOT]["get"]["parameters"] if "name" in p}
     filters = {wire_name(field.name) for field in attrs.fields(RiskFilter)}
     assert filters <= listed
-    for path in (f"{ROOT}/heat-map", f"{ROOT}/heat-map.svg"):
-        assert {p["name"] for p in paths[path]["get"]["parameters"] if "name" in p} == filters
+    for path in (f"{ROOT}/heat-map", f"{ROOT}/heat-map.svg"):  # the list's own, but its paging
+        assert {p["name"] for p in paths[path]["get"]["parameters"] if "name" in p} == listed
     assert "image/svg+xml" in paths[f"{ROOT}/heat-map.svg"]["get"]["responses"]["200"]["content"]
     assert paths[f"{ROOT}/heat-map"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/RiskHeatMap"

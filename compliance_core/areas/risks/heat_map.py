@@ -5,6 +5,10 @@ A risk whose pair is not rated in full is unassessed for that matrix: it is coun
 in a cell (placing it in the lowest cell would show an unknown risk as the smallest one). So in
 each matrix the cells' counts add up to the assessed risks, and assessed + unassessed is every
 risk the filters matched.
+
+The risks are those ``GET /v1/risks`` lists with the same parameters: the list's filters, its
+``q`` and its ``from``/``to`` (the operations declare ``lists=RISKS``, so the HTTP layer parses
+and documents them as it does for the list), and ``total`` is that list's ``meta.total``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
-from ...kernel.pages import MAX_PER_PAGE, PageRequest
+from ...kernel.pages import MAX_PER_PAGE, Page, PageRequest
 from ...kernel.registry import Session
 from ...kernel.scales import Impact, Likelihood, RiskLevel, level, score
 from .models import RISKS, Risk, RiskFilter
@@ -27,7 +31,7 @@ SVG = "image/svg+xml"
 @attrs.frozen(kw_only=True)
 class HeatMapCell:
     """One cell of a matrix: a likelihood, an impact, the score and level they make, and the risks
-    rated so (their ids in the register's order, oldest first)."""
+    rated so (their ids in the list's order, oldest first, or in the order ``sort`` asks)."""
 
     likelihood: Likelihood
     impact: Impact
@@ -58,16 +62,20 @@ class RiskHeatMap:
     residual: HeatMap
 
 
-def matching_risks(session: Session, organization_id: str, filters: RiskFilter) -> Iterator[Risk]:
-    """Every risk of the organization the filters match, in the register's order, page by page."""
-    number, seen = 1, 0
-    while True:
-        items, total = session[RISKS].list(organization_id, filters, PageRequest(page=number, per_page=MAX_PER_PAGE))
+def matching_risks(
+    session: Session, organization_id: str, filters: RiskFilter, search: PageRequest | None = None
+) -> Iterator[Risk]:
+    """Every risk of the organization the filters and ``search`` match (the list's ``q``, range
+    and sort; its page and size are not used), in the list's order or the sort's: the very risks
+    ``GET /v1/risks`` pages through with the same parameters. Read as a cursor walk within the
+    caller's one transaction, so the matrices add up to one state of the register."""
+    first = PageRequest.walking(MAX_PER_PAGE, **({} if search is None else search.search))
+    RISKS.listing.check(first)
+    request: PageRequest | None = first
+    while request is not None:
+        items, total = session[RISKS].list(organization_id, filters, request)
         yield from items
-        seen += len(items)
-        if seen >= total or not items:
-            return
-        number += 1
+        request = Page.of(items, total, request).next_request
 
 
 def _matrix(pairs: Sequence[tuple[str, Likelihood | None, Impact | None]]) -> HeatMap:

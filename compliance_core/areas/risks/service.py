@@ -202,28 +202,34 @@ class RiskService:
         Route("GET", _ALL + "/heat-map", "Likelihood x impact matrices of the register, inherent and residual"),
         filters=RiskFilter,
         result=RiskHeatMap,
+        lists=RISKS,
     )
-    def heat_map(self, actor: Actor, filters: RiskFilter | None = None) -> RiskHeatMap:
+    def heat_map(
+        self, actor: Actor, filters: RiskFilter | None = None, search: PageRequest | None = None
+    ) -> RiskHeatMap:
         """How many risks, and which, sit in each likelihood x impact cell, before and after
-        treatment; the unassessed are counted apart. The list's filters choose the risks
-        (default: the live register)."""
-        return self._heat_map(actor, filters)
+        treatment; the unassessed are counted apart. The list's filters, ``q`` and ``from``/``to``
+        choose the risks (default: the live register), exactly as they choose the list's."""
+        return self._heat_map(actor, filters, search)
 
     @operation(
         RISK_READ,
-        Route("GET", _ALL + "/heat-map.svg", "The heat map as an SVG picture (the list's filters apply)"),
+        Route("GET", _ALL + "/heat-map.svg", "The heat map as an SVG picture (the list's filters and search apply)"),
         filters=RiskFilter,
         result=Download,
         media_type=SVG,
+        lists=RISKS,
     )
-    def heat_map_svg(self, actor: Actor, filters: RiskFilter | None = None) -> Download:
+    def heat_map_svg(
+        self, actor: Actor, filters: RiskFilter | None = None, search: PageRequest | None = None
+    ) -> Download:
         """``heat_map`` drawn: the inherent and residual matrices side by side."""
-        picture = svg_of(self._heat_map(actor, filters))
+        picture = svg_of(self._heat_map(actor, filters, search))
         return Download(filename="risk-heat-map.svg", media_type=SVG, chunks=(picture,), inline=True)
 
-    def _heat_map(self, actor: Actor, filters: RiskFilter | None) -> RiskHeatMap:
+    def _heat_map(self, actor: Actor, filters: RiskFilter | None, search: PageRequest | None) -> RiskHeatMap:
         with self.uow.read() as session:
-            return heat_map_of(matching_risks(session, actor.organization_id, filters or RiskFilter()))
+            return heat_map_of(matching_risks(session, actor.organization_id, filters or RiskFilter(), search))
 
     archive = _TABLE.archive(
         RISK_ARCHIVE,
