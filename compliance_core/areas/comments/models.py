@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 
@@ -12,7 +12,6 @@ from ...kernel.permissions import EVERYONE, Action
 from ...kernel.records import Filter, Records
 from ...kernel.rendering import WireView
 from ...kernel.validation import optional_id, optional_text, register_schema, text, url
-from .markup import to_html
 
 __all__ = [
     "MAX_CONTENT",
@@ -35,10 +34,6 @@ MAX_MENTIONS = 50
 """People one comment records as mentioned (further mentions stay text and notify nobody)."""
 
 
-def _rendered(comment: Comment, now: dt.datetime) -> dict[str, Any]:
-    return {"contentHtml": to_html(comment.content, comment.mentioned_person_ids)}
-
-
 @attrs.frozen(kw_only=True)
 class Comment:
     id: str
@@ -47,7 +42,11 @@ class Comment:
     """The kind of record it is about (``risk``, ``vendor``, ``policy``, ``control``, ...)."""
     entity_id: str
     content: str
-    """Markdown, exactly as written; ``contentHtml`` shows it rendered."""
+    """Markdown, exactly as written."""
+    content_html: str = ""
+    """The content rendered as HTML that is safe to show (``markup.to_html``): raw HTML in the
+    text is escaped, only http, https and mailto links are links, and recorded mentions are
+    marked. Set on every write, so lists render it straight from the store."""
     author_id: str | None = None
     """The person who wrote it: the caller's person. None when a key that acts for no person
     posted it (the organization speaking, as the audit trail records it)."""
@@ -63,7 +62,7 @@ class Comment:
     created_at: dt.datetime
     updated_at: dt.datetime
 
-    WIRE_VIEW: ClassVar[WireView] = WireView(omit=frozenset({"posted_by"}), extra=_rendered)
+    WIRE_VIEW: ClassVar[WireView] = WireView(omit=frozenset({"posted_by"}))
 
 
 _CONTENT = register_schema(

@@ -21,7 +21,7 @@ from ...kernel.records import changed, fetch
 from ...kernel.registry import Route
 from ...kernel.subjects import Commentable
 from ...kernel.uow import Tx, UnitOfWork
-from .markup import MENTION
+from .markup import MENTION, to_html
 from .models import (
     COMMENT_READ,
     COMMENT_WRITE,
@@ -102,16 +102,18 @@ class CommentService:
             def post() -> Comment:
                 subject = self._kind("entityType", data.entity_type)
                 _check_subject(tx, actor, subject, data.entity_id)
+                mentions = _mentions(tx, actor.organization_id, data.content)
                 comment = Comment(
                     id=self.uow.ids.new(COMMENTS.prefix),
                     organization_id=actor.organization_id,
                     entity_type=subject.kind,
                     entity_id=data.entity_id,
                     content=data.content,
+                    content_html=to_html(data.content, mentions),
                     author_id=_author(actor, data.user_id),
                     author_name=acting_name(tx, actor),
                     posted_by=actor.principal,
-                    mentioned_person_ids=_mentions(tx, actor.organization_id, data.content),
+                    mentioned_person_ids=mentions,
                     context_url=data.context_url,
                     created_at=now,
                     updated_at=now,
@@ -138,9 +140,11 @@ class CommentService:
             if not _wrote(actor, current):
                 raise _not_author(current, "edit")
             _author(actor, data.user_id)
+            mentions = _mentions(tx, actor.organization_id, data.content)
             changes: dict[str, object] = {
                 "content": data.content,
-                "mentioned_person_ids": _mentions(tx, actor.organization_id, data.content),
+                "content_html": to_html(data.content, mentions),
+                "mentioned_person_ids": mentions,
             }
             if data.context_url is not None:
                 changes["context_url"] = data.context_url

@@ -26,6 +26,7 @@ def apply(cur: psycopg.Cursor[Any]) -> None:
             "entity_type": "text NOT NULL",
             "entity_id": "text NOT NULL",
             "content": "text NOT NULL",
+            "content_html": "text NOT NULL",
             "author_id": "text",
             "author_name": "text",
             "posted_by": "text NOT NULL",

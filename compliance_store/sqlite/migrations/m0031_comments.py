@@ -24,6 +24,7 @@ def apply(db: Database) -> None:
             "entity_type": "TEXT NOT NULL",
             "entity_id": "TEXT NOT NULL",
             "content": "TEXT NOT NULL",
+            "content_html": "TEXT NOT NULL",
             "author_id": "TEXT",
             "author_name": "TEXT",
             "posted_by": "TEXT NOT NULL",
