@@ -55,10 +55,19 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _body(operation: Operation) -> Any:
-    """The operation's example as its body model (wire names to field names)."""
+def _body(operation: Operation, made: Mapping[str, str] | None = None) -> Any:
+    """The operation's example as its body model (wire names to field names), each placeholder
+    id (``rsk_...``) replaced by the record of that prefix an earlier area's example made (a
+    comment names a real risk)."""
     assert operation.body is not None and operation.example is not None
-    return operation.body(**{_snake(key): value for key, value in operation.example.items()})
+    made = made or {}
+
+    def placed(value: Any) -> Any:
+        if isinstance(value, str) and value.endswith("_...") and value[: -len("_...")] in made:
+            return made[value[: -len("_...")]]
+        return value
+
+    return operation.body(**{_snake(key): placed(value) for key, value in operation.example.items()})
 
 
 def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
@@ -67,6 +76,8 @@ def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
     platform = Platform(open_store("memory://"), clock=FrozenClock(), ids=SequentialIds(), areas=areas)
     seen: dict[str, Seen] = {}
     latest: list[OutboxMessage] = []
+    first: dict[str, str] = {}
+    """The first record each example made, by id prefix (what later examples' placeholders name)."""
 
     def collect(message: OutboxMessage, event: Event) -> None:
         latest.append(message)
@@ -84,10 +95,11 @@ def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
             if not creates:
                 continue
             latest.clear()
-            service.create(actor, _body(creates[0]))
+            service.create(actor, _body(creates[0], first))
             made = [m.subject_id for m in latest if m.type.endswith(".created")]
             if not made:
                 continue
+            first.setdefault(made[-1].rsplit("_", 1)[0], made[-1])
             for operation in area.operations:
                 if len(operation.ids) != 1 or operation.paged:
                     continue
@@ -96,7 +108,7 @@ def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
                     if operation.body is None:
                         method(actor, made[-1])
                     elif getattr(operation.body, "IS_PATCH", False) and operation.example:
-                        method(actor, made[-1], _body(operation))
+                        method(actor, made[-1], _body(operation, first))
                 except ComplianceError:
                     continue  # an operation the example record does not allow: its event shows elsewhere
     return seen

@@ -114,3 +114,24 @@ def check_answer(document: dict[str, Any], path: str, method: str, status: int, 
         OAS30Validator(schema).validate(body)
     except SchemaError as error:  # pragma: no cover - the message is the point
         pytest.fail(f"{method} {path} {status}: {error.message} at {list(error.absolute_path)}")
+
+
+def with_records(api: Api, example: Any) -> Any:
+    """A create's example body with each placeholder id (``rsk_...``) replaced by a new record of
+    the table with that prefix, made through ``api`` by its area's create example (a comment's
+    example names a risk; the generic suites' world does the same for every body)."""
+    from compliance_core.areas import AREAS
+    from compliance_http.routes import default_endpoints
+
+    if isinstance(example, dict):
+        return {key: with_records(api, value) for key, value in example.items()}
+    if isinstance(example, list):
+        return [with_records(api, value) for value in example]
+    if not (isinstance(example, str) and example.endswith("_...")):
+        return example
+    prefix = example[: -len("_...")]
+    area = next(area.name for area in AREAS for table in area.records if table.prefix == prefix)
+    create = next(e for e in default_endpoints() if e.operation.area == area and e.operation.method == "create")
+    made = api.post(create.path, with_records(api, copy.deepcopy(dict(create.operation.example or {}))))
+    assert made.status_code == create.status, made.text
+    return made.json["id"]

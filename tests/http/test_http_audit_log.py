@@ -11,7 +11,7 @@ import pytest
 from compliance_core.platform import Bootstrap
 from compliance_http.openapi import openapi_document
 from compliance_http.routes import default_endpoints
-from http_support import Api, check_answer, error
+from http_support import Api, check_answer, error, with_records
 
 ROOT = "/v1/audit-log"
 CREATES = [e for e in default_endpoints() if e.operation.method in ("create", "bulk_create") and e.status == 201]
@@ -29,7 +29,7 @@ def _entries(api: Api, query: str = "") -> list[dict]:
 @pytest.mark.parametrize("create", CREATES, ids=lambda e: e.operation.name)
 def test_every_create_leaves_one_entry_naming_the_callers_key(api: Api, boot: Bootstrap, create) -> None:
     assert api.post("/v1/frameworks/iso-27001-2022/enable").status_code == 201  # a statement's example names it
-    made = api.post(create.path, copy.deepcopy(dict(create.operation.example or {})))
+    made = api.post(create.path, with_records(api, copy.deepcopy(dict(create.operation.example or {}))))
     assert made.status_code == 201, made.text
     record = made.json["data"][0] if create.operation.batch is not None else made.json
     [entry] = _entries(api, f"entityId={record['id']}")

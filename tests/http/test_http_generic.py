@@ -105,14 +105,15 @@ class World:
             return self.record(area)
         return value
 
-    def record(self, area: str, name: str | None = None) -> str:
-        """A new record of the area in the first organization, made by its owner; for an id
-        ``name`` of a table the area keeps as a log of its writes (context snapshots), the newest
-        row of that log after the create."""
+    def record(self, area: str, name: str | None = None, by: Api | None = None) -> str:
+        """A new record of the area in the first organization, made by its owner (or by ``by``:
+        the caller of an operation reserved to the record's author); for an id ``name`` of a
+        table the area keeps as a log of its writes (context snapshots), the newest row of that
+        log after the create."""
         create = self.creates.get(area)
         if create is None:
             return self.listed(area)
-        result = self.owner.post(create.path, self.body(create))
+        result = (by or self.owner).post(create.path, self.body(create))
         assert result.status_code == create.status, result.text
         log = next((e for e in ENDPOINTS if name is not None and _logs(e, area, name)), None)
         if (
@@ -146,11 +147,12 @@ class World:
         path = endpoint.path.format(**ids)
         return caller.request(method or endpoint.method, path, body=self.body(endpoint))
 
-    def ids(self, endpoint: Endpoint) -> dict[str, str]:
-        """Real ids for the endpoint's path: the first from the area's create, each later one (a
-        record under the earlier ones) from the POST that makes what the GET of that path reads;
-        then brought into the state the endpoint starts from by the operations it is ``given``
-        (run as the owner with their examples)."""
+    def ids(self, endpoint: Endpoint, by: Api | None = None) -> dict[str, str]:
+        """Real ids for the endpoint's path: the first from the area's create (made by ``by``
+        when given: the caller of an operation reserved to the record's author), each later one
+        (a record under the earlier ones) from the POST that makes what the GET of that path
+        reads; then brought into the state the endpoint starts from by the operations it is
+        ``given`` (run as the owner with their examples)."""
         names = endpoint.operation.ids
         made: dict[str, str] = {}
         self._enable_shared()
@@ -159,7 +161,7 @@ class World:
                 made[name] = SHARED_IDS[name]
                 continue
             if index == 0:
-                made[name] = self.record(self.owner_of(endpoint, name), name)
+                made[name] = self.record(self.owner_of(endpoint, name), name, by)
                 continue
             try:
                 maker = _maker(names[: index + 1])
@@ -258,7 +260,8 @@ def test_each_role_gets_403_exactly_when_the_action_denies_it(world: World, endp
     action = endpoint.operation.action
     assert action is not None
     for role, caller in world.callers.items():
-        result = world.call(caller, endpoint, world.ids(endpoint))
+        authored = endpoint.operation.authored and can(role, action)  # its author's: made by the caller
+        result = world.call(caller, endpoint, world.ids(endpoint, caller if authored else None))
         if can(role, action):
             assert result.status_code == endpoint.status, (role, result.text)
         else:
