@@ -134,11 +134,43 @@ def _add_months(day: dt.date, months: int) -> dt.date:
     return dt.date(year, month + 1, min(day.day, last))
 
 
+_UNIT_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 31, "YEARLY": 366}
+_LAST = dt.date(9999, 12, 31)
+_GREGORIAN_CYCLE = 146_097
+"""Days in 400 years, after which the calendar (weekdays included) repeats: how far a rule is
+followed before it is taken to fall due no more."""
+
+
+def _parts(rule: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in rule.split(";"))
+
+
+def _in_phase(rule: str, after: dt.date) -> dt.date:
+    """The latest day on or before ``after`` in the same phase as ``_ANCHOR`` (the day rules are
+    checked from): a whole number of the rule's intervals away from it. A rule such as
+    ``FREQ=MONTHLY;INTERVAL=2;BYMONTH=1`` falls in January only every other phase of two months;
+    expanded from the anchor's phase, where the check found it occurring, it falls due again."""
+    parts = _parts(rule)
+    interval = int(parts.get("INTERVAL", "1"))
+    anchor = _ANCHOR.date()
+    if parts["FREQ"] == "YEARLY":
+        return dt.date(after.year - (after.year - anchor.year) % interval, 1, 1)
+    if parts["FREQ"] == "MONTHLY":
+        index = after.year * 12 + after.month - 1
+        index -= (index - (anchor.year * 12 + anchor.month - 1)) % interval
+        return dt.date(index // 12, index % 12 + 1, 1)
+    step = interval * _UNIT_DAYS[parts["FREQ"]]
+    return after - dt.timedelta(days=(after - anchor).days % step)
+
+
 def next_occurrence(frequency: str, after: dt.date) -> dt.date | None:
     """The first day strictly after ``after`` on which work of this frequency falls due: a
-    keyword counts whole months from ``after``; a rule is expanded from ``after`` itself (its
-    DTSTART), so ``FREQ=MONTHLY`` falls on the same day of the next month and
-    ``FREQ=WEEKLY;BYDAY=MO`` on the next Monday. None when the calendar ends first (year 9999).
+    keyword counts whole months from ``after``; a rule is expanded in its checked phase (see
+    ``_in_phase``), so ``FREQ=MONTHLY;BYMONTHDAY=1`` falls on the next first of a month and
+    ``FREQ=WEEKLY;BYDAY=MO`` on the next Monday. None when the calendar ends first (year 9999),
+    or when the rule does not fall due within the 400 years after (the Gregorian calendar repeats
+    then: a rule without INTERVAL that falls due at all does within them; one taking every n-th
+    day that also narrows the days, such as every 55th day when it is Monday 1 January, may not).
 
     >>> next_occurrence("quarterly", dt.date(2026, 1, 31))
     datetime.date(2026, 4, 30)
@@ -149,9 +181,13 @@ def next_occurrence(frequency: str, after: dt.date) -> dt.date | None:
         if after.year * 12 + after.month + _MONTHS[frequency] > 9999 * 12 + 12:
             return None
         return _add_months(after, _MONTHS[frequency])
-    start = dt.datetime.combine(after, dt.time())
+    interval = int(_parts(frequency).get("INTERVAL", "1"))
+    horizon = dt.timedelta(days=_GREGORIAN_CYCLE + 2 * interval * _UNIT_DAYS[_parts(frequency)["FREQ"]])
+    until = _LAST if _LAST - after <= horizon else after + horizon
+    start = dt.datetime.combine(_in_phase(frequency, after), dt.time())
+    bounded = f"{frequency};UNTIL={until:%Y%m%d}T235959"
     try:
-        found = rrulestr(frequency, dtstart=start).after(start, inc=False)
+        found = rrulestr(bounded, dtstart=start).after(dt.datetime.combine(after, dt.time()), inc=False)
     except (ValueError, OverflowError):  # past the last day dateutil reaches
         return None
     return None if found is None else found.date()
