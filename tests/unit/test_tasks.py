@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from compliance_core import Conflict, Forbidden, FrozenClock, Platform, Role, ValidationError
-from compliance_core.areas.frameworks.controls import LinkRequest
 from compliance_core.areas.frameworks.control_models import ControlStatus, NewControl
+from compliance_core.areas.frameworks.controls import LinkRequest
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.risks import NewRisk
 from compliance_core.areas.tasks import (
