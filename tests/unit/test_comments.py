@@ -19,6 +19,7 @@ from compliance_core.areas.frameworks.controls import NewControl
 from compliance_core.areas.people import NewPerson, PersonPatch
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.risks import NewRisk
+from compliance_core.areas.tasks import NewTask
 from compliance_core.areas.vendors import NewVendor
 from compliance_core.kernel.audit import AuditFilter
 from compliance_core.kernel.events import OUTBOX
@@ -325,6 +326,18 @@ def test_staff_read_the_thread_of_what_they_see_and_otherwise_their_own(platform
     assert platform.comments.list(owner).total == 4  # owners, admins and auditors read every comment
     auditor = platform.actor(owner.organization_id, "auditor")
     assert platform.comments.list(auditor).total == 4
+
+
+def test_staff_comment_on_the_tasks_assigned_to_them(platform, owner, person_as) -> None:
+    ada, as_ada = person_as("employee")
+    grace, _ = person_as("employee", "Grace Hopper")
+    hers = platform.tasks.create(owner, NewTask(title="Collect backups evidence", assignee_id=ada.id))
+    theirs = platform.tasks.create(owner, NewTask(title="Rotate keys", assignee_id=grace.id))
+    assert platform.comments.create(as_ada, _on(hers, "Uploaded the logs.")).entity_type == "task"
+    with pytest.raises(ValidationError) as refused:
+        platform.comments.create(as_ada, _on(theirs))
+    assert refused.value.details["field"] == "entityId"
+    assert platform.comments.create(owner, _on(theirs)).entity_id == theirs.id
 
 
 def test_a_list_naming_an_unknown_kind_is_refused(platform, owner) -> None:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import datetime as dt
 
 from ...kernel.links import Linkable, LinkState
+from ...kernel.permissions import Actor
 from ...kernel.registry import Area, Chore
+from ...kernel.subjects import Commentable
 from ...kernel.uow import Context
 from .bulk import BulkAssignee, BulkDelete, BulkDeleted, BulkStatus, BulkSubmit, BulkSubmitted, BulkUpdated
 from .models import (
@@ -99,6 +101,11 @@ def _serves(task: Task, now: dt.datetime) -> LinkState | None:
     return LinkState.DONE if task.status is TaskStatus.DONE else LinkState.PENDING
 
 
+def _seen(task: Task, actor: Actor) -> bool:
+    """Staff see the tasks assigned to them, as their own list shows them; readers see every task."""
+    return actor.role in TASK_READ.roles or (actor.person_id is not None and task.assignee_id == actor.person_id)
+
+
 def _service(context: Context) -> TaskService:
     service = TaskService(context.uow, context.pages)
     context.uow.react(service.react)
@@ -114,6 +121,7 @@ AREA = Area(
     records=(TASKS,),
     events=EVENTS,
     links=(Linkable(kind="task", records=TASKS, state=_serves, updated=TaskUpdated),),
+    ports=(Commentable(kind="task", records=TASKS, read=TASK_MINE, visible=_seen),),
     chores=(
         Chore(
             name="reopen recurring tasks that fell due",
