@@ -89,6 +89,12 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("PATCH /v1/risks/{riskId}", "controlIds"): "controls of the organization",
     ("POST /v1/findings", "controlId"): "a control of the organization",
     ("PATCH /v1/findings/{findingId}", "controlId"): "a control of the organization",
+    ("POST /v1/comments", "entityType"): "a kind of record an area of the platform takes comments on",
+    ("POST /v1/comments", "entityId"): "a record of that kind in the organization that the caller sees",
+    ("POST /v1/comments", "userId"): "the caller's own person",
+    ("PUT /v1/comments/{commentId}", "userId"): "the caller's own person",
+    ("GET /v1/comments", "entityType"): "a kind of record an area of the platform takes comments on",
+    ("GET /v1/comments", "authorId"): "for staff listing across records, their own person",
 }
 """The rules that may refuse a request the document allows, each relating its field to another
 field, another record, the clock or the world (a JSON Schema sees one value at a time); ``page``
