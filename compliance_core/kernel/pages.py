@@ -167,8 +167,9 @@ class PageRequest:
     @property
     def terms(self) -> tuple[Any, ...]:
         """What besides the filters decides which rows a list has (so its total): not the
-        sort."""
-        return (self.q, self.since, self.until)
+        sort, and ``q`` as every store matches it, folded (``ACME`` and ``acme`` have the same
+        rows, so one count serves both)."""
+        return (None if self.q is None else fold(self.q), self.since, self.until)
 
     @property
     def search(self) -> dict[str, Any]:
