@@ -72,8 +72,9 @@ def matching_risks(
     first = PageRequest.walking(MAX_PER_PAGE, **({} if search is None else search.search))
     RISKS.listing.check(first)
     request: PageRequest | None = first
+    total: int | None = None  # counted with the first page; the same snapshot's for the others
     while request is not None:
-        items, total = session[RISKS].list(organization_id, filters, request)
+        items, total = session[RISKS].list(organization_id, filters, request, total)
         yield from items
         request = Page.of(items, total, request).next_request
 
