@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compliance_core import Actor, Forbidden, NotFound, Platform, Role, SequentialIds, ValidationError
 from compliance_core.areas import AREAS
@@ -190,6 +194,21 @@ def test_only_web_and_mail_links_become_links_and_no_attribute_is_broken_out_of(
     assert "javascript:" not in rendered.split("href=")[-1] or "<a" not in rendered
     assert 'href="javascript' not in rendered and 'href="data' not in rendered and 'href="vbscript' not in rendered
     assert '" onmouseover' not in rendered
+
+
+_TAGS = re.compile(
+    r'</?(p|br|h[1-6]|ul|ol|li|blockquote|pre|code|strong|em)>|<span class="mention" data-person-id="[a-z0-9_]+">'
+    r'|</span>|<a href="(https?://|mailto:)[^"<>]*" rel="nofollow noopener noreferrer">|</a>',
+    re.IGNORECASE,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("<>\"'&*_`[]()@#>-+.: \njavascript/mem_1"), max_size=300))
+def test_any_text_renders_to_the_allowed_tags_only(text: str) -> None:
+    rendered = to_html(text, ("mem_1",))
+    assert "<" not in _TAGS.sub("", rendered), rendered
+    assert '"' not in _TAGS.sub("", rendered).replace("&quot;", ""), rendered
 
 
 def test_the_markdown_a_comment_uses_is_rendered() -> None:
