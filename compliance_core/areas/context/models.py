@@ -236,6 +236,7 @@ CONTEXT_SNAPSHOTS: Records[ContextSnapshot, SnapshotFilter] = Records(
     kind="context snapshot",
     prefix="ctxs",
     newest_first=True,
+    searchable=("changed_by_person_name",),
     ranged="created_at",
 )
 CONTEXT_READ = Action("context:read", EVERYONE)

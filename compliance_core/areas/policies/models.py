@@ -378,7 +378,8 @@ ACKNOWLEDGEMENTS: Records[Acknowledgement, AcknowledgementFilter] = Records(
     filters=AcknowledgementFilter,
     kind="policy acknowledgement",
     prefix="pak",
-    sortable=("version",),
+    searchable=("person_name",),
+    sortable=("version", "person_name"),
     ranged="created_at",
 )
 

@@ -54,6 +54,7 @@ from . import (
     m0027_framework_imports,
     m0028_tasks,
     m0029_comments,
+    m0030_list_search_people_names,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -90,6 +91,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0027_framework_imports", m0027_framework_imports.apply),
     ("0028_tasks", m0028_tasks.apply),
     ("0029_comments", m0029_comments.apply),
+    ("0030_list_search_people_names", m0030_list_search_people_names.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

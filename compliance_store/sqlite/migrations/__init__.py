@@ -46,6 +46,7 @@ from . import (
     m0029_framework_imports,
     m0030_tasks,
     m0031_comments,
+    m0032_list_search_people_names,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -85,6 +86,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0029_framework_imports", m0029_framework_imports.apply),
     ("0030_tasks", m0030_tasks.apply),
     ("0031_comments", m0031_comments.apply),
+    ("0032_list_search_people_names", m0032_list_search_people_names.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
