@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .areas.audit_log import AuditLogService
     from .areas.comments import CommentService
     from .areas.context import ContextService
+    from .areas.evidence import AttachmentService, EvidenceService
     from .areas.finding_templates import FindingTemplateService
     from .areas.findings import FindingService
     from .areas.frameworks import FrameworkService
@@ -124,6 +125,8 @@ class Platform:
     framework_imports: FrameworkImportService
     context: ContextService
     comments: CommentService
+    evidence: EvidenceService
+    attachments: AttachmentService
 
     def __init__(
         self,

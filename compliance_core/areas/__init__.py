@@ -13,6 +13,7 @@ from . import (
     audit_log,
     comments,
     context,
+    evidence,
     finding_templates,
     findings,
     frameworks,
@@ -51,4 +52,6 @@ AREAS: tuple[Area[Any], ...] = (
     comments.AREA,
     tasks.AREA,
     task_management.AREA,
+    evidence.AREA,
+    evidence.ATTACHMENTS,
 )

@@ -55,6 +55,7 @@ from . import (
     m0028_tasks,
     m0029_comments,
     m0030_list_search_people_names,
+    m0031_evidence,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -92,6 +93,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0028_tasks", m0028_tasks.apply),
     ("0029_comments", m0029_comments.apply),
     ("0030_list_search_people_names", m0030_list_search_people_names.apply),
+    ("0031_evidence", m0031_evidence.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -47,6 +47,7 @@ from . import (
     m0030_tasks,
     m0031_comments,
     m0032_list_search_people_names,
+    m0033_evidence,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -87,6 +88,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0030_tasks", m0030_tasks.apply),
     ("0031_comments", m0031_comments.apply),
     ("0032_list_search_people_names", m0032_list_search_people_names.apply),
+    ("0033_evidence", m0033_evidence.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
