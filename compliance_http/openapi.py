@@ -32,10 +32,12 @@ from compliance_core.areas.webhooks.models import ALL_EVENTS
 from compliance_core.kernel.pages import MAX_QUERY, Listing
 from compliance_core.kernel.registry import Download
 from compliance_core.kernel.rendering import WireView
+from compliance_core.kernel.uploads import upload_field
 from compliance_core.kernel.validation import Unset, page_schemas, schema_of, wire_name
 
 from .errors import code_for_status
 from .resources import MAX_BODY_BYTES
+from .resources.uploads import MULTIPART
 from .routes import Endpoint, default_endpoints
 
 __all__ = ["openapi_document", "SERVER_URL", "API_VERSION"]
@@ -271,8 +273,24 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
         if core.example is not None:
             content["example"] = dict(core.example)
         operation["requestBody"] = {"required": not core.optional_body, "content": {"application/json": content}}
+        upload = upload_field(core.body)
+        if upload is not None and core.batch is None:
+            operation["requestBody"]["content"][MULTIPART] = {"schema": _multipart(schemas, body, upload)}
     operation["responses"] = _responses(route, schemas)
     return operation
+
+
+def _multipart(schemas: _Schemas, body: dict[str, Any], upload: str) -> dict[str, Any]:
+    """The body as multipart/form-data (``resources.uploads``): the same fields as text parts
+    before the file, whose part (named as the file field) comes last and is streamed."""
+    schema = copy.deepcopy(schemas.components[body["$ref"].rsplit("/", 1)[1]])
+    key = wire_name(upload)
+    schema["properties"][key] = {"type": "string", "format": "binary"}
+    schema["description"] = (
+        f"The file streamed as the `{key}` part, which comes last (its filename is the default "
+        "`fileName`, its Content-Type the declared type); the other fields as text parts before it."
+    )
+    return schema
 
 
 def _search_parameters(listing: Listing) -> list[dict[str, Any]]:

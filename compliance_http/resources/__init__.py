@@ -26,6 +26,7 @@ from compliance_core.kernel.registry import Accepted, Download
 from ..errors import PayloadTooLarge
 from ..routes import Endpoint
 from ..wire import JSON, Wire
+from .uploads import is_multipart, multipart_body
 
 __all__ = ["MAX_BODY_BYTES", "json_body", "send", "OperationResource"]
 
@@ -175,7 +176,10 @@ class OperationResource:
             if operation.body is None:
                 refuse_body(req)
             else:
-                body = json_body(req, wire)
+                # A body with a file field may come as multipart/form-data, the file streamed
+                body = (
+                    multipart_body(req, operation.body) if is_multipart(req, operation.body) else json_body(req, wire)
+                )
                 if operation.batch is not None:
                     arguments["members"] = wire.members(body, operation.body, operation.batch)
                 else:

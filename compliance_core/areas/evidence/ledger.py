@@ -257,7 +257,7 @@ class Ledger:
                 "file_name": None,
                 "url": None,
             }
-        value = data.file_data
+        value: Any = data.file_data  # base64 text, or an Upload (see NewVersion.file_data)
         assert value is not None  # _check_kind
         upload = value if isinstance(value, Upload) else None
         name = data.file_name or (upload.file_name if upload is not None else None)

@@ -12,7 +12,7 @@ import attrs
 from ...kernel.events import Event
 from ...kernel.permissions import MANAGERS, READERS, Action
 from ...kernel.records import Filter, Records
-from ...kernel.uploads import Upload, file_content
+from ...kernel.uploads import file_content
 from ...kernel.validation import (
     Patch,
     Unset,
@@ -165,7 +165,9 @@ class NewVersion:
     """The file's name; for a multipart upload, the part's filename when left out."""
     file_type: str | None = attrs.field(default=None, converter=optional_text(255))
     """The type the sender says the file is; the stored type is sniffed from the bytes."""
-    file_data: str | Upload | None = attrs.field(default=None, converter=_FILE)
+    file_data: str | None = attrs.field(default=None, converter=_FILE)
+    """The file's bytes in base64 (over JSON); an ``Upload`` when streamed (multipart, or an
+    in-process caller's open file)."""
     url: str | None = attrs.field(default=None, converter=optional_url)
     note: str | None = attrs.field(default=None, converter=optional_text(MAX_NOTE))
     collected_at: dt.datetime | None = attrs.field(default=None, converter=timestamp)
