@@ -56,6 +56,7 @@ from . import (
     m0029_comments,
     m0030_list_search_people_names,
     m0031_evidence,
+    m0032_automations,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -94,6 +95,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0029_comments", m0029_comments.apply),
     ("0030_list_search_people_names", m0030_list_search_people_names.apply),
     ("0031_evidence", m0031_evidence.apply),
+    ("0032_automations", m0032_automations.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -48,6 +48,7 @@ from . import (
     m0031_comments,
     m0032_list_search_people_names,
     m0033_evidence,
+    m0034_automations,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -89,6 +90,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0031_comments", m0031_comments.apply),
     ("0032_list_search_people_names", m0032_list_search_people_names.apply),
     ("0033_evidence", m0033_evidence.apply),
+    ("0034_automations", m0034_automations.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
