@@ -30,6 +30,7 @@ from .kernel.uow import Context, Store, UnitOfWork
 if TYPE_CHECKING:
     from .areas.api_keys import ApiKeyService
     from .areas.audit_log import AuditLogService
+    from .areas.automations import AutomationService
     from .areas.comments import CommentService
     from .areas.context import ContextService
     from .areas.evidence import AttachmentService, EvidenceService
@@ -125,6 +126,7 @@ class Platform:
     framework_imports: FrameworkImportService
     context: ContextService
     comments: CommentService
+    automations: AutomationService
     evidence: EvidenceService
     attachments: AttachmentService
 

@@ -11,6 +11,7 @@ from ..kernel.registry import Area
 from . import (
     api_keys,
     audit_log,
+    automations,
     comments,
     context,
     evidence,
@@ -54,4 +55,5 @@ AREAS: tuple[Area[Any], ...] = (
     task_management.AREA,
     evidence.AREA,
     evidence.ATTACHMENTS,
+    automations.AREA,
 )

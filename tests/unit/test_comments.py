@@ -28,6 +28,7 @@ from compliance_core.areas.vendors import NewVendor
 from compliance_core.kernel.audit import AuditFilter
 from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.subjects import Commentable, commentables
+from compliance_markdown import MarkdownItHtml
 from compliance_store.memory import MemoryStore
 
 
@@ -172,9 +173,16 @@ def test_an_edit_reads_the_mentions_again_and_keeps_the_old_ones_in_previous(pla
 
 # -- rendering -------------------------------------------------------------------------------
 
+MARKDOWN = MarkdownItHtml()
+
+
+def render(text: str, mentioned: tuple[str, ...] = ()) -> str:
+    """The comment as the platform renders it, through the installed Markdown adapter."""
+    return to_html(text, mentioned, MARKDOWN)
+
 
 def test_html_in_a_comment_is_shown_as_text_never_as_markup() -> None:
-    rendered = to_html('<script>alert("x")</script> <img src=x onerror=alert(1)> **ok**')
+    rendered = render('<script>alert("x")</script> <img src=x onerror=alert(1)> **ok**')
     assert "<script" not in rendered and "<img" not in rendered
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in rendered
     assert "<strong>ok</strong>" in rendered
@@ -190,15 +198,15 @@ def test_html_in_a_comment_is_shown_as_text_never_as_markup() -> None:
     ],
 )
 def test_only_web_and_mail_links_become_links_and_no_attribute_is_broken_out_of(link: str) -> None:
-    rendered = to_html(link)
+    rendered = render(link)
     assert "javascript:" not in rendered.split("href=")[-1] or "<a" not in rendered
     assert 'href="javascript' not in rendered and 'href="data' not in rendered and 'href="vbscript' not in rendered
     assert '" onmouseover' not in rendered
 
 
 _TAGS = re.compile(
-    r'</?(p|br|h[1-6]|ul|ol|li|blockquote|pre|code|strong|em)>|<span class="mention" data-person-id="[a-z0-9_]+">'
-    r'|</span>|<a href="(https?://|mailto:)[^"<>]*" rel="nofollow noopener noreferrer">|</a>',
+    r'</?(p|h[1-6]|ul|ol|li|blockquote|pre|code|strong|em)>|<br />|<hr />|<span class="mention" data-person-id="[a-z0-9_]+">'
+    r'|</span>|<a href="(https?://|mailto:)[^"<>]*" rel="nofollow noopener noreferrer">|</a>|<ol start="[0-9]+">',
     re.IGNORECASE,
 )
 
@@ -206,26 +214,39 @@ _TAGS = re.compile(
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("<>\"'&*_`[]()@#>-+.: \njavascript/mem_1"), max_size=300))
 def test_any_text_renders_to_the_allowed_tags_only(text: str) -> None:
-    rendered = to_html(text, ("mem_1",))
+    rendered = render(text, ("mem_1",))
     assert "<" not in _TAGS.sub("", rendered), rendered
     assert '"' not in _TAGS.sub("", rendered).replace("&quot;", ""), rendered
 
 
 def test_the_markdown_a_comment_uses_is_rendered() -> None:
-    text = "# Plan\n\nFirst line\nsecond line\n\n- one\n- `two`\n\n1. a\n2. b\n\n> quoted\n\n```\n<b>code</b>\n```"
-    assert to_html(text) == (
+    text = "# Plan\n\nFirst line\nsecond line\n\n- one\n- `two`\n\n> quoted\n\n```\n<b>code</b>\n```"
+    assert render(text) == (
         "<h1>Plan</h1>\n"
-        "<p>First line<br>\nsecond line</p>\n"
-        "<ul><li>one</li><li><code>two</code></li></ul>\n"
-        "<ol><li>a</li><li>b</li></ol>\n"
-        "<blockquote><p>quoted</p></blockquote>\n"
-        "<pre><code>&lt;b&gt;code&lt;/b&gt;</code></pre>"
+        "<p>First line<br />\nsecond line</p>\n"
+        "<ul>\n<li>one</li>\n<li><code>two</code></li>\n</ul>\n"
+        "<blockquote>\n<p>quoted</p>\n</blockquote>\n"
+        "<pre><code>&lt;b&gt;code&lt;/b&gt;\n</code></pre>"
     )
-    assert to_html("see [the docs](https://example.com/a?b=1&c=2) and *this* or _that_") == (
+    assert render("see [the docs](https://example.com/a?b=1&c=2) and *this* or _that_") == (
         '<p>see <a href="https://example.com/a?b=1&amp;c=2" rel="nofollow noopener noreferrer">the docs</a>'
         " and <em>this</em> or <em>that</em></p>"
     )
-    assert to_html("snake_case_name and 2*3*4") == "<p>snake_case_name and 2*3*4</p>"
+    assert render("snake_case_name") == "<p>snake_case_name</p>"  # CommonMark: no emphasis inside words
+    assert render("![tracker](https://example.com/t.png)") == (
+        '<p>!<a href="https://example.com/t.png" rel="nofollow noopener noreferrer">tracker</a></p>'
+    )
+
+
+def test_a_mention_cannot_be_forged_and_names_only_recorded_people() -> None:
+    forged = "\ue0000\ue001 and @[Ada](mem_1) and @[Eve](mem_9)"
+    assert render(forged, ("mem_1",)) == (
+        '<p>0 and <span class="mention" data-person-id="mem_1">@Ada</span> and @Eve</p>'
+    )
+
+
+def test_without_a_markdown_adapter_the_text_is_shown_as_written() -> None:
+    assert to_html("**bold** <i>\n\nnext", ("mem_1",)) == "<p>**bold** &lt;i&gt;</p>\n<p>next</p>"
 
 
 # -- editing and deleting --------------------------------------------------------------------

@@ -10,6 +10,7 @@ written and shown rendered as safe HTML in ``contentHtml``. See docs/comments.md
 
 from __future__ import annotations
 
+from ...kernel.markdown import markdown_html
 from ...kernel.registry import Area
 from ...kernel.subjects import commentables
 from .markup import MENTION, to_html
@@ -51,7 +52,9 @@ __all__ = [
 AREA = Area(
     name="comments",
     tag="Comments",
-    service=lambda context: CommentService(context.uow, context.pages, commentables(context.ports)),
+    service=lambda context: CommentService(
+        context.uow, context.pages, commentables(context.ports), context.share("markdown", markdown_html)
+    ),
     api=CommentService,
     actions=(COMMENT_READ, COMMENT_WRITE),
     records=(COMMENTS,),

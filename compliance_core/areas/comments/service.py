@@ -13,6 +13,7 @@ import attrs
 
 from ...kernel.directory import Directory, acting_name
 from ...kernel.errors import Forbidden, ValidationError
+from ...kernel.markdown import MarkdownHtml, PlainText
 from ...kernel.operations import Once, operation, page_of
 from ...kernel.page_cache import PageCache
 from ...kernel.pages import Page, PageRequest
@@ -53,6 +54,7 @@ class CommentService:
     pages: PageCache
     subjects: tuple[Commentable, ...] = ()
     """The kinds of record the platform's areas let people comment on."""
+    markdown: MarkdownHtml = attrs.field(factory=PlainText)
 
     @operation(
         COMMENT_READ,
@@ -109,7 +111,7 @@ class CommentService:
                     entity_type=subject.kind,
                     entity_id=data.entity_id,
                     content=data.content,
-                    content_html=to_html(data.content, mentions),
+                    content_html=to_html(data.content, mentions, self.markdown),
                     author_id=_author(actor, data.user_id),
                     author_name=acting_name(tx, actor),
                     posted_by=actor.principal,
@@ -143,7 +145,7 @@ class CommentService:
             mentions = _mentions(tx, actor.organization_id, data.content)
             changes: dict[str, object] = {
                 "content": data.content,
-                "content_html": to_html(data.content, mentions),
+                "content_html": to_html(data.content, mentions, self.markdown),
                 "mentioned_person_ids": mentions,
             }
             if data.context_url is not None:

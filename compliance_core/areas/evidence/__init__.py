@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ...kernel.evidence_ledger import EvidenceLedger
 from ...kernel.links import Linkable, LinkState
 from ...kernel.registry import Area, Chore
 from ...kernel.subjects import Commentable
@@ -104,7 +105,10 @@ AREA = Area(
     records=(EVIDENCE, EVIDENCE_VERSIONS),
     events=EVENTS,
     links=(Linkable(kind="evidence", records=EVIDENCE, state=_proves, updated=EvidenceUpdated),),
-    ports=(Commentable(kind="evidence", records=EVIDENCE, read=EVIDENCE_READ),),
+    ports=(
+        Commentable(kind="evidence", records=EVIDENCE, read=EVIDENCE_READ),
+        EvidenceLedger(items=EVIDENCE, versions=EVIDENCE_VERSIONS),  # what an export reads
+    ),
     chores=(
         Chore(
             name="mark expired evidence",
