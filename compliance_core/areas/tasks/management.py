@@ -63,7 +63,8 @@ class Reassigned:
 
 @attrs.frozen(kw_only=True)
 class Reschedule:
-    """Move the due date of each task named by the same number of days (negative: earlier)."""
+    """Move the due date of each task named by the same number of days (negative: earlier; 0
+    moves nothing, and writes nothing)."""
 
     task_ids: tuple[str, ...] = attrs.field(converter=task_ids)
     days: int = attrs.field(converter=integer(-MAX_SHIFT, MAX_SHIFT))
@@ -158,8 +159,6 @@ class TaskManagementService:
     def reschedule(self, actor: Actor, data: Reschedule) -> Rescheduled:
         """All or nothing: an id naming no task, or a task with no due date to move, refuses the
         whole request, every such entry listed (``taskIds[2]``)."""
-        if data.days == 0:
-            raise ValidationError.field("days", 0, "must move the dates: a non-zero number of days")
         with self.uow.write(actor) as tx:
             tasks = rows(tx, actor.organization_id, data.task_ids)
             place = {task_id: index for index, task_id in reversed(list(enumerate(data.task_ids)))}
