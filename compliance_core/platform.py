@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .areas.comments import CommentService
     from .areas.context import ContextService
     from .areas.evidence import AttachmentService, EvidenceService
+    from .areas.evidence_export import AuditorExportService, EvidenceExportService
     from .areas.finding_templates import FindingTemplateService
     from .areas.findings import FindingService
     from .areas.frameworks import FrameworkService
@@ -129,6 +130,8 @@ class Platform:
     automations: AutomationService
     evidence: EvidenceService
     attachments: AttachmentService
+    evidence_export: EvidenceExportService
+    evidence_export_auditor: AuditorExportService
 
     def __init__(
         self,

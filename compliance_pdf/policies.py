@@ -179,7 +179,12 @@ class FpdfPolicies:
     def _policy(pdf: _Document, document: PolicyDocument) -> None:
         pdf.add_page()
         _line(pdf, document.name, size=20, height=10, bold=True)
-        for line in (f"Version {document.version}", f"Published: {_day(document.published_at)}", _approval(document)):
+        head = getattr(document, "head", None)  # a document of another kind (a task summary) gives its own lines
+        for line in head or (
+            f"Version {document.version}",
+            f"Published: {_day(document.published_at)}",
+            _approval(document),
+        ):
             _line(pdf, line, size=10, height=6)
         if document.description:
             pdf.ln(2)

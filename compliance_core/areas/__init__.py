@@ -15,6 +15,7 @@ from . import (
     comments,
     context,
     evidence,
+    evidence_export,
     finding_templates,
     findings,
     frameworks,
@@ -55,5 +56,7 @@ AREAS: tuple[Area[Any], ...] = (
     task_management.AREA,
     evidence.AREA,
     evidence.ATTACHMENTS,
+    evidence_export.AREA,
+    evidence_export.AUDITOR,
     automations.AREA,
 )

@@ -57,6 +57,7 @@ from . import (
     m0030_list_search_people_names,
     m0031_evidence,
     m0032_automations,
+    m0033_evidence_export,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -96,6 +97,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0030_list_search_people_names", m0030_list_search_people_names.apply),
     ("0031_evidence", m0031_evidence.apply),
     ("0032_automations", m0032_automations.apply),
+    ("0033_evidence_export", m0033_evidence_export.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -49,6 +49,7 @@ from . import (
     m0032_list_search_people_names,
     m0033_evidence,
     m0034_automations,
+    m0035_evidence_export,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -91,6 +92,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0032_list_search_people_names", m0032_list_search_people_names.apply),
     ("0033_evidence", m0033_evidence.apply),
     ("0034_automations", m0034_automations.apply),
+    ("0035_evidence_export", m0035_evidence_export.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
