@@ -145,3 +145,17 @@ def test_staff_read_their_own_tasks(api: Api, as_role) -> None:
     error(employee.get(ROOT), 403, "forbidden")
     mine = employee.get(ROOT + "/mine")
     assert mine.status_code == 200 and mine.json["count"] == 0, mine.text
+
+
+def test_enabling_a_framework_makes_its_tasks_once(api: Api) -> None:
+    enable = "/v1/frameworks/iso-27001-2022/enable"
+    assert api.post(enable).status_code == 201
+    templates = api.get("/v1/framework-editor/task-template?frameworkId=iso-27001-2022").json["count"]
+    tasks = api.get(ROOT + "?frameworkId=iso-27001-2022&perPage=200").json
+    assert templates > 0 and tasks["count"] == templates
+    assert any(task["controlIds"] for task in tasks["data"])
+    api.post("/v1/frameworks/iso-27001-2022/disable")
+    api.post(enable)
+    assert api.get(ROOT).json["count"] == templates
+    by_framework = api.get("/v1/task-management/stats").json["byFramework"]
+    assert by_framework == [{"frameworkId": "iso-27001-2022", "count": templates, "done": 0}]
