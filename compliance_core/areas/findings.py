@@ -20,8 +20,10 @@ import attrs
 from ..kernel.audit import AUDIT_LOG, AuditEntry, AuditFilter
 from ..kernel.errors import Conflict, NotFound, ValidationError
 from ..kernel.events import Event
+from ..kernel.ids import IdGenerator
 from ..kernel.links import Linkable, LinkState
 from ..kernel.operations import Once, Standard, operation, page_of
+from ..kernel.outcomes import FailedCheck, FindingRaiser
 from ..kernel.page_cache import PageCache
 from ..kernel.pages import Page, PageRequest
 from ..kernel.permissions import EVERYONE, MANAGERS, READERS, Action, Actor
@@ -391,6 +393,30 @@ def _template(session: Session, organization_id: str, template_id: str) -> _Temp
     return template
 
 
+def _raise_for_check(tx: Tx, ids: IdGenerator, check: FailedCheck) -> str:
+    """The finding of a failed automated check (``kernel.outcomes``): the one its earlier
+    failures opened while that is not closed, else a new one (source ``integration``)."""
+    if check.open_finding_id is not None:
+        known = tx[FINDINGS].get(check.organization_id, check.open_finding_id)
+        if known is not None and known.status is not FindingStatus.CLOSED:
+            return known.id
+    finding = Finding(
+        id=ids.new(FINDINGS.prefix),
+        organization_id=check.organization_id,
+        title=check.title,
+        severity=check.severity,
+        source=FindingSource.INTEGRATION,
+        content=check.content,
+        task_id=check.task_id,
+        created_by=check.created_by,
+        created_at=check.at,
+        updated_at=check.at,
+    )
+    tx[FINDINGS].add(finding)
+    tx.record(FindingCreated(organization_id=check.organization_id, subject=finding))
+    return finding.id
+
+
 AREA = Area(
     name="findings",
     tag="Findings",
@@ -408,5 +434,6 @@ AREA = Area(
             field="control_id",
         ),
     ),
+    ports=(FindingRaiser(raise_=_raise_for_check),),
 )
 """A finding names the control it concerns; it tells about the control and implements nothing."""

@@ -17,12 +17,20 @@ like any linkable record. Two chores keep expiry exact: ``expire`` marks evidenc
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+from typing import Any
+
+import attrs
 
 from ...kernel.evidence_ledger import EvidenceLedger
+from ...kernel.ids import IdGenerator
 from ...kernel.links import Linkable, LinkState
+from ...kernel.outcomes import EvidenceCollector, PassedCheck
+from ...kernel.records import changed
 from ...kernel.registry import Area, Chore
 from ...kernel.subjects import Commentable
-from ...kernel.uow import Context
+from ...kernel.uow import Context, Tx
+from .ledger import NOTE_TYPE, task_of
 from .models import (
     EVENTS,
     EVIDENCE,
@@ -90,6 +98,69 @@ def _proves(evidence: Evidence, now: dt.datetime) -> LinkState:
     return LinkState.DONE
 
 
+def _collect(tx: Tx, ids: IdGenerator, check: PassedCheck) -> str:
+    """Evidence a passing automated check collected (``kernel.outcomes``): a note of what it saw,
+    source ``automation``, the next version of the check's earlier note while that exists."""
+    organization_id, body = check.organization_id, check.note.encode()
+    content: dict[str, Any] = {
+        "note": check.note,
+        "media_type": NOTE_TYPE,
+        "size": len(body),
+        "sha256": hashlib.sha256(body).hexdigest(),
+    }
+    earlier = tx[EVIDENCE].get(organization_id, check.evidence_id) if check.evidence_id is not None else None
+    attachment_id = earlier.id if earlier is not None else ids.new(EVIDENCE.prefix)
+    version = EvidenceVersion(
+        id=ids.new(EVIDENCE_VERSIONS.prefix),
+        organization_id=organization_id,
+        attachment_id=attachment_id,
+        task_id=check.task_id,
+        version=earlier.version + 1 if earlier is not None else 1,
+        kind=EvidenceKind.NOTE,
+        **content,
+        collected_at=check.collected_at,
+        uploaded_by=check.created_by,
+        uploaded_at=check.collected_at,
+        created_at=check.collected_at,
+        updated_at=check.collected_at,
+    )
+    tx[EVIDENCE_VERSIONS].add(version)
+    fields: dict[str, Any] = {
+        "version": version.version,
+        "version_id": version.id,
+        **content,
+        "collected_at": check.collected_at,
+    }
+    fields |= {
+        "valid_until": None,
+        "expired": False,
+        "uploaded_by": check.created_by,
+        "uploaded_at": check.collected_at,
+    }
+    if earlier is not None:
+        updated = attrs.evolve(earlier, **fields, updated_at=check.collected_at)
+        tx[EVIDENCE].update(updated)
+        previous = changed(earlier, fields)
+        tx.record(EvidenceVersionAdded(organization_id=organization_id, subject=updated, previous=previous))
+        return updated.id
+    evidence = Evidence(
+        id=attachment_id,
+        organization_id=organization_id,
+        task_id=check.task_id,
+        kind=EvidenceKind.NOTE,
+        title=check.title,
+        description=check.reference,
+        source=EvidenceSource.AUTOMATION,
+        control_ids=task_of(tx, organization_id, check.task_id).control_ids,
+        **fields,
+        created_at=check.collected_at,
+        updated_at=check.collected_at,
+    )
+    tx[EVIDENCE].add(evidence)
+    tx.record(EvidenceCreated(organization_id=organization_id, subject=evidence))
+    return evidence.id
+
+
 def _service(context: Context) -> EvidenceService:
     service = EvidenceService(context.uow, context.pages, context)
     context.uow.react(service.react)
@@ -107,6 +178,7 @@ AREA = Area(
     links=(Linkable(kind="evidence", records=EVIDENCE, state=_proves, updated=EvidenceUpdated),),
     ports=(
         Commentable(kind="evidence", records=EVIDENCE, read=EVIDENCE_READ),
+        EvidenceCollector(collect=_collect),
         EvidenceLedger(items=EVIDENCE, versions=EVIDENCE_VERSIONS),  # what an export reads
     ),
     chores=(

@@ -18,10 +18,11 @@ from __future__ import annotations
 import datetime as dt
 
 from ...kernel.links import Linkable, LinkState
+from ...kernel.outcomes import TaskVerdicts
 from ...kernel.permissions import Actor
 from ...kernel.registry import Area, Chore
 from ...kernel.subjects import Commentable
-from ...kernel.uow import Context
+from ...kernel.uow import Context, Tx
 from .bulk import BulkAssignee, BulkDelete, BulkDeleted, BulkStatus, BulkSubmit, BulkSubmitted, BulkUpdated
 from .models import (
     EVENTS,
@@ -52,6 +53,7 @@ from .models import (
     TaskSubmittedForReview,
     TaskUpdated,
 )
+from .rules import write
 from .service import TaskService
 
 __all__ = [
@@ -106,6 +108,15 @@ def _seen(task: Task, actor: Actor) -> bool:
     return actor.role in TASK_READ.roles or (actor.person_id is not None and task.assignee_id == actor.person_id)
 
 
+def _fail(tx: Tx, organization_id: str, task_id: str, now: dt.datetime) -> None:
+    """A failed automated check fails its task (``kernel.outcomes``), unless the task is failed
+    already, judged not relevant, or gone."""
+    task = tx[TASKS].get(organization_id, task_id)
+    if task is None or task.status in (TaskStatus.FAILED, TaskStatus.NOT_RELEVANT):
+        return
+    write(tx, task, {"status": TaskStatus.FAILED}, TaskUpdated, now, check=False)
+
+
 def _service(context: Context) -> TaskService:
     service = TaskService(context.uow, context.pages)
     context.uow.react(service.react)
@@ -121,7 +132,7 @@ AREA = Area(
     records=(TASKS,),
     events=EVENTS,
     links=(Linkable(kind="task", records=TASKS, state=_serves, updated=TaskUpdated),),
-    ports=(Commentable(kind="task", records=TASKS, read=TASK_MINE, visible=_seen),),
+    ports=(Commentable(kind="task", records=TASKS, read=TASK_MINE, visible=_seen), TaskVerdicts(fail=_fail)),
     chores=(
         Chore(
             name="reopen recurring tasks that fell due",
