@@ -283,7 +283,7 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
 def _multipart(schemas: _Schemas, body: dict[str, Any], upload: str) -> dict[str, Any]:
     """The body as multipart/form-data (``resources.uploads``): the same fields as text parts
     before the file, whose part (named as the file field) comes last and is streamed."""
-    schema = copy.deepcopy(schemas.components[body["$ref"].rsplit("/", 1)[1]])
+    schema: dict[str, Any] = copy.deepcopy(schemas.components[body["$ref"].rsplit("/", 1)[1]])
     key = wire_name(upload)
     schema["properties"][key] = {"type": "string", "format": "binary"}
     schema["description"] = (

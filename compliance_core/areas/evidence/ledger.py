@@ -113,6 +113,15 @@ def _check_kind(kind: EvidenceKind, data: NewVersion) -> None:
         raise ValidationError.every(errors)
 
 
+_TEXT_EXTENSIONS = {"csv": "text/csv", "json": "application/json", "md": "text/markdown", "markdown": "text/markdown"}
+
+
+def _text_type(file_name: str) -> str | None:
+    """The text type a file's name suggests, when the sender declared none: UTF-8 text cannot
+    tell CSV from plain text by its bytes, so the name does (the bytes still decide it is text)."""
+    return _TEXT_EXTENSIONS.get(file_name.rsplit(".", 1)[-1].lower()) if "." in file_name else None
+
+
 def _title(kind: EvidenceKind, content: dict[str, Any]) -> str:
     if kind is EvidenceKind.FILE:
         return str(content["file_name"])
@@ -266,7 +275,7 @@ class Ledger:
             raise ValidationError.field(
                 "fileName", data.file_name, "is required for a file (its name, e.g. report.pdf)"
             )
-        declared = data.file_type or (upload.media_type if upload is not None else None)
+        declared = data.file_type or (upload.media_type if upload is not None else None) or _text_type(name)
         info = self.blobs.put(
             organization_id, content_of(value), accept=EVIDENCE_TYPES, declared_type=declared, field="fileData"
         )

@@ -14,6 +14,7 @@ from ...kernel.permissions import MANAGERS, READERS, Action
 from ...kernel.records import Filter, Records
 from ...kernel.uploads import file_content
 from ...kernel.validation import (
+    Checked,
     Patch,
     Unset,
     blank_text,
@@ -23,6 +24,8 @@ from ...kernel.validation import (
     optional_id,
     optional_text,
     patch_field,
+    register_schema,
+    schema_of,
     text,
     timestamp,
 )
@@ -154,6 +157,17 @@ class EvidenceVersion:
 
 
 _FILE = file_content(MAX_INLINE_BYTES)
+_CONTROL_IDS = id_list(MAX_LINKS)
+
+
+def _task_controls(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...] | None:
+    return None if value is None else _CONTROL_IDS.converter(value, field)  # type: ignore[misc]
+
+
+_OWN_CONTROLS = register_schema(
+    Checked(_task_controls, takes_field=True),
+    {**schema_of(_CONTROL_IDS), "description": "the controls it proves; left out or null: its task's controls"},
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -185,7 +199,7 @@ class NewEvidence(NewVersion):
     """Defaults to the file's name, the URL or the note's first line."""
     description: str = attrs.field(default="", converter=blank_text(2000))
     source: EvidenceSource = attrs.field(default=EvidenceSource.MANUAL, converter=choice(EvidenceSource))
-    control_ids: tuple[str, ...] | None = attrs.field(default=None, converter=id_list(MAX_LINKS))
+    control_ids: tuple[str, ...] | None = attrs.field(default=None, converter=_OWN_CONTROLS)
     """The controls it proves; left out (or null), its task's controls."""
 
 
@@ -207,7 +221,7 @@ class EvidencePatch(Patch):
     title: str | Unset = patch_field(text(255))
     description: str | Unset = patch_field(_NEW.description.converter)
     source: EvidenceSource | Unset = patch_field(_NEW.source.converter)
-    control_ids: tuple[str, ...] | Unset = patch_field(_NEW.control_ids.converter)
+    control_ids: tuple[str, ...] | Unset = patch_field(_CONTROL_IDS)
 
 
 @attrs.frozen(kw_only=True)
