@@ -162,7 +162,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
 def _check_listing(declared: Records[Any, Any] | Listed[Any]) -> None:
     """Refuse searchable, sortable, ranged or indexed fields the model lacks, and an indexed
     field that no list sorts or ranges by (an index no page reads, paid for by every write)."""
-    columns = {field.name for field in attrs.fields(declared.model)}  # type: ignore[misc]
+    columns = {field.name for field in attrs.fields(declared.model)}
     unknown = [
         name
         for name in (*declared.searchable, *declared.sortable, *([declared.ranged] if declared.ranged else []))

@@ -44,7 +44,7 @@ class SqliteApiKeys:
     @staticmethod
     def prepare(table: Table, converter: cattrs.Converter) -> PagedQuery[ApiKey]:
         """The page queries, with the search, sorts and range ``API_KEYS`` declares."""
-        mapper = Mapper(table.model, table.table, converter, table.key)
+        mapper: Mapper[ApiKey] = Mapper(table.model, table.table, converter, table.key)
         return PagedQuery(mapper, listing=API_KEYS.listing, indexed=API_KEYS.indexed)
 
     def __init__(self, conn: sqlite3.Connection, pages: PagedQuery[ApiKey]) -> None:
