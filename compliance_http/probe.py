@@ -128,7 +128,7 @@ def _certificate_expiry(response: httpx.Response) -> dt.datetime | None:
     tls = stream.get_extra_info("ssl_object") if stream is not None else None
     if tls is None:
         return None
-    der = tls.getpeercert(binary_form=True)
+    der = tls.getpeercert(True)  # the C socket takes no keywords
     if not der:
         return None
     return x509.load_der_x509_certificate(der).not_valid_after_utc
