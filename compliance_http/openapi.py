@@ -32,7 +32,7 @@ from compliance_core.areas.webhooks.models import ALL_EVENTS
 from compliance_core.kernel.pages import MAX_QUERY, Listing
 from compliance_core.kernel.registry import Download
 from compliance_core.kernel.rendering import WireView
-from compliance_core.kernel.uploads import upload_field
+from compliance_core.kernel.uploads import Upload, upload_field
 from compliance_core.kernel.validation import Unset, page_schemas, schema_of, wire_name
 
 from .errors import code_for_status
@@ -411,7 +411,8 @@ def _responses(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
 
 def _without_none(hint: Any) -> Any:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        kept = [arg for arg in typing.get_args(hint) if arg not in (type(None), Unset)]
+        # An Upload is a file field's streamed form (multipart), never a JSON value
+        kept = [arg for arg in typing.get_args(hint) if arg not in (type(None), Unset, Upload)]
         return kept[0] if len(kept) == 1 else typing.Union[tuple(kept)]  # noqa: UP007 (built at run time)
     return hint
 

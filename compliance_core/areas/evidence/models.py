@@ -12,7 +12,7 @@ import attrs
 from ...kernel.events import Event
 from ...kernel.permissions import MANAGERS, READERS, Action
 from ...kernel.records import Filter, Records
-from ...kernel.uploads import file_content
+from ...kernel.uploads import Upload, file_content
 from ...kernel.validation import (
     Checked,
     Patch,
@@ -161,7 +161,7 @@ _CONTROL_IDS = id_list(MAX_LINKS)
 
 
 def _task_controls(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...] | None:
-    return None if value is None else _CONTROL_IDS.converter(value, field)  # type: ignore[misc]
+    return None if value is None else _CONTROL_IDS.converter(value, field)  # type: ignore[attr-defined]
 
 
 _OWN_CONTROLS = register_schema(
@@ -179,7 +179,7 @@ class NewVersion:
     """The file's name; for a multipart upload, the part's filename when left out."""
     file_type: str | None = attrs.field(default=None, converter=optional_text(255))
     """The type the sender says the file is; the stored type is sniffed from the bytes."""
-    file_data: str | None = attrs.field(default=None, converter=_FILE)
+    file_data: str | Upload | None = attrs.field(default=None, converter=_FILE)
     """The file's bytes in base64 (over JSON); an ``Upload`` when streamed (multipart, or an
     in-process caller's open file)."""
     url: str | None = attrs.field(default=None, converter=optional_url)
