@@ -198,13 +198,14 @@ def manifest_bytes(manifest: Mapping[str, Any]) -> bytes:
 
 def export_chunks(
     contents: Contents,
-    blobs: BlobStore,
+    blobs: Callable[[], BlobStore],
     signer: Signer,
     summary: Callable[[ExportedTask], bytes],
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[bytes]:
     """The export's ZIP, as a stream of chunks.
 
+    :param blobs: the blob store, opened only when a file is to be copied
     :param summary: the PDF summarising a task (rendered when its entry is written)
     :param progress: called with the number of tasks packed so far, after each task
     """
@@ -224,7 +225,7 @@ def export_chunks(
                 assert entry.sha256 is not None
                 path = _path(entry)
                 if entry.media_type == "application/json":
-                    with blobs.open(organization, entry.sha256) as source:
+                    with blobs().open(organization, entry.sha256) as source:
                         redacted = redact_json(source.read_all())
                     if redacted is None:
                         reason = "not valid JSON: it cannot be redacted, so it is left out"
@@ -232,7 +233,7 @@ def export_chunks(
                         sha256, size = yield from stream.add(path, _one(redacted), compress=True)
                         described["redacted"] = True
                 else:
-                    with blobs.open(organization, entry.sha256) as source:
+                    with blobs().open(organization, entry.sha256) as source:
                         sha256, size = yield from stream.add(
                             path, source, compress=entry.media_type in _COMPRESSED, size_hint=entry.size or 0
                         )

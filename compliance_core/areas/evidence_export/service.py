@@ -177,7 +177,7 @@ class Exporter:
             found = rendered.get(task.id)
             return found if found is not None else self.summary(contents, task, patient=patient)
 
-        return export_chunks(contents, blobs_of(self.context), signer_of(self.context), summary, progress)
+        return export_chunks(contents, lambda: blobs_of(self.context), signer_of(self.context), summary, progress)
 
     def summaries(self, contents: Contents) -> dict[str, bytes]:
         """Every task's summary, rendered now (so a busy renderer refuses before the answer starts)."""
