@@ -13,7 +13,8 @@ once) and ``12`` (two characters, which no trigram index serves). The load print
 vendor insert cost on average (within transactions of 5,000: the statements and index entries
 it fires, not a commit each); ``--creates N`` then times N vendor creates through the platform
 (each one transaction: the vendor, its audit entry and its event, as a user's create), median
-and 99th percentile.
+and 99th percentile. Last, the broad ``q`` as a user pages it through the platform, where the
+total cache keeps its count (``PLATFORM_STEPS``).
 
     .venv/bin/python -m bench.search_bench --vendors 10000 [--stores sqlite,postgresql] [--creates 2000]
 """
@@ -35,7 +36,9 @@ import attrs
 
 from compliance_core import PageRequest, Platform
 from compliance_core.areas.vendors.models import VENDORS, NewVendor, Vendor, VendorFilter
+from compliance_core.kernel.page_cache import PageCache
 from compliance_core.kernel.pages import Position
+from compliance_core.kernel.permissions import Actor, Role
 
 WORDS = ["Acme", "Łódź", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka", "Cyberdyne"]
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -145,6 +148,34 @@ def _run(store: Any, analyze: Callable[[], None], kind: str, vendors: int, reque
         after = Position(last.created_at, last.id, 0, "name", last.name)
         request = attrs.evolve(request, after=after)
     print(f"  {'sort=name, cursor walk':28} {statistics.median(times):8.2f} ms  (its first {requests} pages)")
+    _through_platform(store, organization_id, requests)
+
+
+PLATFORM_STEPS = (
+    ("łódź, page 1 (counted)", "łódź", 1),
+    ("łódź, page 2 (total kept)", "łódź", 2),
+    ("ŁÓDŹ, page 3 (same rows)", "ŁÓDŹ", 3),
+)
+"""A broad ``q`` as a user pages it through the platform: the first page counts its matches, the
+platform's total cache serves the count to the next pages at the same revision, and a ``q`` in
+another case has the same rows (so the same count)."""
+
+
+def _through_platform(store: Any, organization_id: str, requests: int) -> None:
+    """The broad ``q`` through the platform's list (the total cache on, pages not kept), each
+    round with fresh caches, as a new process meets it; median ms of each step."""
+    actor = Actor(organization_id=organization_id, role=Role.OWNER, auth_type="local")
+    times: dict[str, list[float]] = {name: [] for name, _, _ in PLATFORM_STEPS}
+    for _ in range(max(3, requests // 2)):
+        platform = Platform(store, page_cache=PageCache(budget=0))
+        platform.vendors.list(actor, page=PageRequest(q="wonka 1"))  # a platform's first list
+        for name, q, number in PLATFORM_STEPS:
+            started = time.perf_counter()
+            platform.vendors.list(actor, page=PageRequest(q=q, page=number))
+            times[name].append((time.perf_counter() - started) * 1000)
+    print("  through the platform (total cache on, fresh each round):")
+    for name, values in times.items():
+        print(f"    {name:26} {statistics.median(values):8.2f} ms")
 
 
 def _creates(store: Any, kind: str, count: int) -> None:
