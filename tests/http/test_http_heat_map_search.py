@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
-from compliance_core import FrozenClock
+from compliance_core import FrozenClock, PageRequest, Platform, Role, SequentialIds
+from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.areas.risks import NewRisk, RiskFilter
+from compliance_core.client import Client, LocalTransport
+from compliance_core.kernel.permissions import Actor
+from compliance_http.app import create_app
+from compliance_http.client import HTTPTransport
+from compliance_store.memory import MemoryStore
 from http_support import Api, error
 
 ROOT = "/v1/risks"
@@ -90,3 +98,26 @@ def test_the_document_shows_the_search_parameters(api: Api) -> None:
         names = {p["name"] for p in paths[path]["get"]["parameters"] if "name" in p}
         assert {"q", "from", "to", "category"} <= names
         assert not {"page", "perPage"} & names
+
+
+def test_both_transports_send_the_search_and_agree() -> None:
+    """In-process and over HTTP, the client's ``search=`` reaches the heat map, and the API key
+    list's ``q`` and ``sort`` reach the list, with the same answers."""
+    answers = []
+    for remote in (False, True):
+        platform = Platform(MemoryStore(), clock=FrozenClock(), ids=SequentialIds())
+        boot = platform.bootstrap("Acme")
+        if remote:
+            transport = httpx.WSGITransport(app=create_app(platform))
+            client = Client(HTTPTransport("http://testserver", boot.owner_key.secret or "", transport=transport))
+        else:
+            actor = Actor(organization_id=boot.organization.id, role=Role.OWNER, key_id=boot.owner_key.key.id)
+            client = Client(LocalTransport(platform, actor))
+        for title in ("Fraud in payments", "Outage", "Card fraud"):
+            client.risks.create(NewRisk(title=title, likelihood=2, impact=2))
+        client.api_keys.create(NewApiKey(name="backup job", role="auditor"))
+        chart = client.risks.heat_map(RiskFilter(), search=PageRequest(q="FRAUD"))
+        keys = client.api_keys.list(page=PageRequest(q="backup", sort="-name"))
+        answers.append((chart.total, [c.count for c in chart.inherent.cells], [k.name for k in keys.items]))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 2 and answers[0][2] == ["backup job"]
