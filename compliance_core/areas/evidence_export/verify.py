@@ -23,10 +23,10 @@ import json
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import IO, Any
 
-from ...kernel.blobs import CHUNK_BYTES
+from ...kernel.blobs import CHUNK_BYTES, Source
 from ...kernel.errors import TooLarge
 from ...kernel.signing import Signer
 from .bundle import MANIFEST, PUBLIC_KEY, SIGNATURE, SIGNED_FILES
@@ -39,12 +39,12 @@ MAX_VERIFY_BYTES = 1024**3
 _SPOOL_IN_MEMORY = 8 * 1024 * 1024
 
 
-def spool(chunks: Iterable[bytes], field: str = "fileData") -> IO[bytes]:
+def spool(source: Source, field: str = "fileData") -> IO[bytes]:
     """The upload in a temporary file (in memory up to 8 MiB), refused past ``MAX_VERIFY_BYTES``."""
     spooled: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115 (returned)
     size = 0
     try:
-        for chunk in chunks:
+        for chunk in _chunks(source):
             size += len(chunk)
             if size > MAX_VERIFY_BYTES:
                 raise TooLarge.field(field, size, f"must be at most {MAX_VERIFY_BYTES} bytes")
@@ -54,6 +54,16 @@ def spool(chunks: Iterable[bytes], field: str = "fileData") -> IO[bytes]:
         raise
     spooled.seek(0)
     return spooled
+
+
+def _chunks(source: Source) -> Iterator[bytes]:
+    """The bytes of an upload: a binary file object read in chunks, or an iterable of chunks."""
+    read = getattr(source, "read", None)
+    if read is None:
+        yield from source
+        return
+    while chunk := read(CHUNK_BYTES):
+        yield bytes(chunk)
 
 
 def verify(upload: IO[bytes], signer: Signer) -> Verification:
