@@ -29,7 +29,9 @@ def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path)
         url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
     else:
         url = request.getfixturevalue("postgres_url")
-    with Platform.open(url, clock=clock, ids=SequentialIds()) as platform:
+    # PostgreSQL has no default blob store (its servers share no directory): files in memory
+    settings = {"blobs": "memory://"} if request.param == "postgresql" else None
+    with Platform.open(url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
         yield platform
 
 
