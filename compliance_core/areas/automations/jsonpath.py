@@ -20,13 +20,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["JsonPathError", "parse_path", "evaluate"]
+__all__ = ["PATH_PATTERN", "JsonPathError", "parse_path", "evaluate"]
 
 Step = str | int
 
 _NAME = re.compile(r"\.([A-Za-z_$][A-Za-z0-9_$-]*)")
 _QUOTED = re.compile(r"""\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\]""")
 _INDEX = re.compile(r"\[(-?[0-9]{1,9})\]")
+
+
+PATH_PATTERN = r"""^\$(\.[A-Za-z_$][A-Za-z0-9_$-]*|\['([^'\\]|\\.)*'\]|\["([^"\\]|\\.)*"\]|\[-?[0-9]{1,9}\])*$"""
+"""The subset as one regular expression, for the document (``parse_path`` reads the same)."""
 
 
 class JsonPathError(ValueError):

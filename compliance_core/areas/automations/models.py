@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +34,7 @@ from ...kernel.validation import (
     url,
     wire_name,
 )
-from .jsonpath import JsonPathError, parse_path
+from .jsonpath import PATH_PATTERN, JsonPathError, parse_path
 
 __all__ = [
     "AutomationKind",
@@ -65,6 +66,7 @@ __all__ = [
     "AutomationRunStarted",
     "AutomationRunCompleted",
     "EVENTS",
+    "assertion_errors",
 ]
 
 MAX_ASSERTIONS = 20
@@ -194,21 +196,39 @@ class _AssertionInput:
         default=(),
         converter=register_schema(
             Checked(_statuses, takes_field=True),
-            {"type": "array", "maxItems": 20, "nullable": True, "items": {"type": "integer", "minimum": 100}},
+            {
+                "type": "array",
+                "maxItems": 20,
+                "nullable": True,
+                "items": {"type": "integer", "minimum": 100, "maximum": 599},
+            },
         ),
     )
     path: str | None = attrs.field(
         default=None,
         converter=register_schema(
             Checked(_path, takes_field=True),
-            {"type": "string", "maxLength": 500, "nullable": True, "description": "a JSONPath such as $.status"},
+            {
+                "type": "string",
+                "maxLength": 500,
+                "nullable": True,
+                "pattern": PATH_PATTERN,
+                "description": "a JSONPath naming one value: $, then .name, ['name'] or [index] steps",
+            },
         ),
     )
     header: str | None = attrs.field(
         default=None,
         converter=register_schema(
             Checked(_header, takes_field=True),
-            {"type": "string", "maxLength": 200, "nullable": True, "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "nullable": True,
+                "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+                "description": "stored in lower case",
+            },
         ),
     )
     value: str | None = attrs.field(default=None, converter=optional_text(2000))
@@ -244,16 +264,23 @@ def _assertion(where: str, item: Any) -> Assertion:
     except ValidationError as error:
         details = {**error.details, "field": f"{where}.{error.details['field']}"}
         raise ValidationError(f"{details['field']}: {details['reason']}", details) from None
-    needs = _NEEDS[checked.type]
-    for name in _ASSERTION_FIELDS[1:]:
-        given = getattr(checked, name) not in (None, ())
-        if name in needs and not given:
-            raise ValidationError.field(f"{where}.{name}", None, f"is required by a {checked.type.value} assertion")
-        if name not in needs and given:
-            raise ValidationError.field(
-                f"{where}.{name}", getattr(checked, name), f"is not read by a {checked.type.value} assertion"
-            )
     return Assertion(**attrs.asdict(checked, recurse=False))
+
+
+def assertion_errors(assertions: tuple[Assertion, ...]) -> list[ValidationError]:
+    """Each assertion's fields against its type (``_NEEDS``): a rule across an assertion's
+    fields, which the service checks once each field is valid on its own."""
+    errors: list[ValidationError] = []
+    for index, assertion in enumerate(assertions):
+        needs = _NEEDS[assertion.type]
+        for name in _ASSERTION_FIELDS[1:]:
+            value = getattr(assertion, name)
+            where = f"assertions[{index}].{name}"
+            if name in needs and value in (None, ()):
+                errors.append(ValidationError.field(where, None, f"is required by a {assertion.type.value} assertion"))
+            elif name not in needs and value not in (None, ()):
+                errors.append(ValidationError.field(where, value, f"is not read by a {assertion.type.value} assertion"))
+    return errors
 
 
 def _assertions(value: Any, field: attrs.Attribute[Any]) -> Any:
@@ -385,10 +412,13 @@ class AutomationRun:
     updated_at: dt.datetime
 
 
+_CALLABLE_NAME = re.compile(r"\S(.*\S)?")
+
+
 def _callable_name(value: Any, field: attrs.Attribute[Any]) -> Any:
     if value is None or value is UNSET:
         return value
-    if not isinstance(value, str) or not 1 <= len(value) <= 200 or value != value.strip():
+    if not isinstance(value, str) or len(value) > 200 or not _CALLABLE_NAME.fullmatch(value):
         raise ValidationError.field("callableName", value, "must be the name of an installed automation callable")
     return value
 
@@ -397,7 +427,9 @@ callable_name = register_schema(
     Checked(_callable_name, takes_field=True),
     {
         "type": "string",
+        "minLength": 1,
         "maxLength": 200,
+        "pattern": "^\\S(.*\\S)?$",
         "nullable": True,
         "description": "an entry point name of the compliance.automations group",
     },

@@ -58,6 +58,7 @@ from .models import (
     RunStatus,
     RunTrigger,
     VersionFilter,
+    assertion_errors,
 )
 
 __all__ = ["AutomationService", "TASK_DELETED"]
@@ -329,6 +330,7 @@ class AutomationService:
                 schedule = normalised_frequency(schedule)
             except ValueError as refused:
                 errors.append(ValidationError.field("schedule", definition.schedule, str(refused)))
+        errors += assertion_errors(definition.assertions)
         if definition.kind is AutomationKind.HTTP_PROBE:
             if definition.callable_name is not None:
                 errors.append(
