@@ -32,6 +32,9 @@ class LinkState(enum.StrEnum):
     """It does its part: a policy in force, a task done, evidence that is valid."""
     PENDING = "pending"
     """It will: a policy not yet published, a task still open."""
+    PLANNED = "planned"
+    """It is planned and nobody has begun it: a to-do, such as the tasks enabling a framework
+    makes; like context, it moves no status until someone starts it."""
     EXPIRED = "expired"
     """It did, and no longer does: evidence past its expiry."""
     CONTEXT = "context"

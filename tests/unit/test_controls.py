@@ -19,6 +19,7 @@ from compliance_core.areas.frameworks.control_models import (
 from compliance_core.areas.frameworks.controls import LinkRequest
 from compliance_core.areas.policies import NewPolicy, PolicyPatch, PublishPolicy
 from compliance_core.areas.risks import NewRisk
+from compliance_core.areas.tasks import TaskFilter, TaskPatch
 from compliance_core.kernel.errors import Conflict, NotFound, ValidationError
 from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.pages import PageRequest
@@ -178,7 +179,7 @@ def test_a_control_serving_a_requirement_cannot_be_deleted(platform: Platform, o
     risk = platform.risks.create(owner, NewRisk(title="R", control_ids=[custom.id]))
     platform.controls.delete(owner, custom.id)
     assert platform.risks.get(owner, risk.id).control_ids == ()
-    assert platform.controls.links(owner, control_id, ControlLinkFilter()).total == 0
+    assert platform.controls.links(owner, control_id, ControlLinkFilter(kind="risk")).total == 0
 
 
 def test_only_managers_enable_and_auditors_read(platform: Platform, actor_as) -> None:
@@ -229,3 +230,19 @@ def test_an_imported_mapping_is_checked_pair_by_pair_and_reuses_controls(platfor
     platform.controls.enable(owner, ISO)
     platform.controls.enable(owner, SOC2)
     assert _control_of(platform, owner, SOC2, "cc1.1") == _control_of(platform, owner, ISO, "a.5.4")
+
+
+def test_the_to_dos_enabling_a_framework_makes_move_no_status_and_go_with_it(platform: Platform, owner) -> None:
+    platform.controls.enable(owner, ISO)
+    tasks = platform.tasks.list(owner, TaskFilter(framework_id=ISO), PageRequest(per_page=100)).items
+    linked = [task for task in tasks if task.control_ids]
+    assert linked and all(task.status == "todo" for task in tasks)
+    rows = platform.controls.requirement_controls(owner, ISO, ControlRequirementFilter(), PageRequest(per_page=100))
+    assert {row.control_status for row in rows.items} == {ControlStatus.NOT_STARTED}
+    begun = linked[0]
+    platform.tasks.update(owner, begun.id, TaskPatch(status="in_progress"))
+    assert platform.controls.get(owner, begun.control_ids[0]).status is ControlStatus.IN_PROGRESS
+    platform.controls.disable(owner, ISO)
+    left = platform.tasks.list(owner, TaskFilter(framework_id=ISO)).items
+    assert [task.id for task in left] == [begun.id]  # begun work stays, untouched to-dos go
+    assert [control.id for control in platform.controls.list(owner).items] == list(begun.control_ids)

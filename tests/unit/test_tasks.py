@@ -142,12 +142,16 @@ def test_completing_recurring_work_sets_its_next_date_and_the_chore_reopens_it_o
 def test_a_controls_status_follows_its_tasks(platform: Platform, owner) -> None:
     control = platform.controls.create(owner, NewControl(name="Access reviews", code="ORG-1"))
     task = platform.tasks.create(owner, NewTask(title="Access review", control_ids=[control.id]))
+    assert platform.controls.get(owner, control.id).status is ControlStatus.NOT_STARTED  # only planned
+    platform.tasks.update(owner, task.id, TaskPatch(status="in_progress"))
     assert platform.controls.get(owner, control.id).status is ControlStatus.IN_PROGRESS
     platform.tasks.complete(owner, task.id)
     assert platform.controls.get(owner, control.id).status is ControlStatus.IMPLEMENTED
     platform.tasks.update(owner, task.id, TaskPatch(status="not_relevant"))
     assert platform.controls.get(owner, control.id).status is ControlStatus.NOT_STARTED
-    platform.tasks.update(owner, task.id, TaskPatch(status="todo"))
+    platform.tasks.update(owner, task.id, TaskPatch(status="todo"))  # done once: its round still counts
+    assert platform.controls.get(owner, control.id).status is ControlStatus.IMPLEMENTED
+    platform.tasks.update(owner, task.id, TaskPatch(status="failed"))
     assert platform.controls.get(owner, control.id).status is ControlStatus.IN_PROGRESS
     other = platform.tasks.create(owner, NewTask(title="Other"))
     platform.controls.link(owner, control.id, LinkRequest(kind="task", target_id=other.id))

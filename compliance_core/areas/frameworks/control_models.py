@@ -93,9 +93,10 @@ class Driver(enum.StrEnum):
 
 
 def derive_status(states: list[LinkState]) -> ControlStatus:
-    """A control's status from the states of what is linked to implement it (risks, which only
-    explain a control, count for nothing)."""
-    counted = [state for state in states if state is not LinkState.CONTEXT]
+    """A control's status from the states of what is linked to implement it. Risks, which only
+    explain a control, and to-dos nobody has begun (the upkeep enabling a framework plans) count
+    for nothing: a published policy implements its control while next year's review waits."""
+    counted = [state for state in states if state not in (LinkState.CONTEXT, LinkState.PLANNED)]
     if not counted:
         return ControlStatus.NOT_STARTED
     if LinkState.EXPIRED in counted:

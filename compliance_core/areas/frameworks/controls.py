@@ -19,7 +19,7 @@ import attrs
 from ...kernel.directory import Directory, every
 from ...kernel.errors import Conflict, NotFound, ValidationError
 from ...kernel.events import Event
-from ...kernel.links import Linkable
+from ...kernel.links import Linkable, LinkState
 from ...kernel.operations import Once, Standard, operation, page_of
 from ...kernel.page_cache import PageCache
 from ...kernel.pages import Page, PageRequest
@@ -261,7 +261,8 @@ class ControlService:
     )
     def disable(self, actor: Actor, framework_id: str) -> None:
         """The framework's rows go; each of its controls loses the framework, and a control made
-        for it that serves no other framework and nothing links to goes too. Statements of
+        for it that serves no other framework and that nothing but planned to-dos links to goes
+        too (the tasks area takes away the to-dos the framework made). Statements of
         applicability already written stay, as the record of what was decided."""
         organization_id = actor.organization_id
         now = self.uow.clock.now()
@@ -277,11 +278,15 @@ class ControlService:
                 if control is None:
                     continue
                 remaining = tuple(item for item in control.framework_ids if item != framework_id)
-                linked = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(control_id=control_id))
+                links = every(tx[CONTROL_LINKS], organization_id, ControlLinkFilter(control_id=control_id))
+                linked = [link for link in links if link.state is not LinkState.PLANNED]
                 served = every(
                     tx[CONTROL_REQUIREMENTS], organization_id, ControlRequirementFilter(control_id=control_id)
                 )
                 if not remaining and not served and not linked and control.origin is ControlOrigin.CATALOGUE:
+                    for link in links:  # only planned to-dos name it: they forget it, as on a delete
+                        self._unlink(tx, organization_id, control_id, link.kind, link.target_id)
+                        tx[CONTROL_LINKS].delete(organization_id, link.id)
                     tx[CONTROLS].delete(organization_id, control_id)
                     tx.record(ControlDeleted(organization_id=organization_id, subject=control))
                 elif remaining != control.framework_ids:
@@ -640,16 +645,20 @@ class ControlService:
 
     def react(self, tx: Tx, event: Event) -> None:
         """Inside every write: a record that can serve controls changed, so its links and the
-        statuses of the controls it serves (before and after) are brought up to date."""
+        statuses of the controls it serves (before and after) are brought up to date. The record
+        is read as the write holds it now, not as the event saw it: one write may change it
+        several times (unlinking it from one control, then another), and a deleted one links to
+        nothing."""
         linkable = self._by_model.get(type(event.subject))
         if linkable is not None:
-            self._sync(tx, linkable, event.subject)
+            current = tx[linkable.records].get(event.subject.organization_id, event.subject.id)
+            self._sync(tx, linkable, event.subject if current is None else current, present=current is not None)
 
-    def _sync(self, tx: Tx, linkable: Linkable, record: Any) -> None:
+    def _sync(self, tx: Tx, linkable: Linkable, record: Any, *, present: bool = True) -> None:
         organization_id = record.organization_id
         now = self.uow.clock.now()
         state = linkable.state(record, now)
-        wanted = dict.fromkeys(linkable.control_ids(record)) if state is not None else {}
+        wanted = dict.fromkeys(linkable.control_ids(record)) if state is not None and present else {}
         for control_id in wanted:
             if tx[CONTROLS].get(organization_id, control_id) is None:
                 raise ValidationError.field(

@@ -96,11 +96,15 @@ __all__ = [
 
 
 def _serves(task: Task, now: dt.datetime) -> LinkState | None:
-    """Done work implements its controls; open work will; work judged not relevant counts for
-    nothing."""
+    """Done work implements its controls, and recurring work reopened for its next round still
+    does by its last completion; work under way (started, in review, failed) will. Work nobody has
+    touched yet, such as the tasks enabling a framework makes, is only planned: a control is not
+    "in progress" because a to-do names it. Work judged not relevant counts for nothing."""
     if task.status is TaskStatus.NOT_RELEVANT:
         return None
-    return LinkState.DONE if task.status is TaskStatus.DONE else LinkState.PENDING
+    if task.status is TaskStatus.DONE or (task.status is TaskStatus.TODO and task.last_completed_at is not None):
+        return LinkState.DONE
+    return LinkState.PLANNED if task.status is TaskStatus.TODO else LinkState.PENDING
 
 
 def _seen(task: Task, actor: Actor) -> bool:

@@ -57,6 +57,7 @@ from .rules import Where, check_fields, conflict, delete, first_due, normalised,
 __all__ = ["TaskService", "ENABLED"]
 
 ENABLED = "framework.enabled"
+DISABLED = "framework.disabled"
 """The event type the frameworks area records when an organization enables a framework."""
 
 
@@ -315,10 +316,21 @@ class TaskService:
 
     # -- frameworks --------------------------------------------------------------------------
 
+    def _drop_untouched(self, tx: Tx, event: Event) -> None:
+        framework_id = str(getattr(event.subject, "framework_id"))  # noqa: B009 (a port: any disabled framework)
+        now = self.uow.clock.now()
+        for task in every(tx[TASKS], event.organization_id, TaskFilter(framework_id=framework_id)):
+            if task.task_template_id and task.status is TaskStatus.TODO and task.last_completed_at is None:
+                delete(tx, task, now)
+
     def react(self, tx: Tx, event: Event) -> None:
         """Inside the write enabling a framework: one task per task template of the framework
         that has none yet, linked to the controls serving the template's requirements, so
-        enabling twice (or again after disabling) makes no second task."""
+        enabling twice (or again after disabling) makes no second task. Disabling it takes away
+        the tasks it made that nobody has begun; work begun or done stays as the record of it."""
+        if event.type == DISABLED:
+            self._drop_untouched(tx, event)
+            return
         if event.type != ENABLED:
             return
         framework_id = str(getattr(event.subject, "framework_id"))  # noqa: B009 (a port: any enabled framework)
