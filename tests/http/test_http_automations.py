@@ -47,6 +47,8 @@ class _Status(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/health":
             status, body = 200, json.dumps({"status": "ok", "checks": [{"db": True}]}).encode()
+        elif self.path == "/binary":
+            status, body = 200, b"\x00\x01\xff binary \x00"
         else:
             status, body = 500, b'{"status": "broken"}'
         self.send_response(status)
@@ -150,6 +152,13 @@ def test_a_failing_run_fails_the_task_and_opens_a_finding(api: Api, task: str, s
     assert api.get(f"/v1/tasks/{task}").json["status"] == "failed"
     finding = api.get(f"/v1/findings/{run['findingId']}").json
     assert (finding["taskId"], finding["source"], finding["status"]) == (task, "integration", "open")
+
+
+def test_a_binary_answer_is_kept_as_text_every_store_holds(api: Api, task: str, server: str) -> None:
+    made = api.post(f"/v1/tasks/{task}/automations", {"url": f"{server}/binary"}).json
+    run = api.post(f"/v1/tasks/{task}/automations/{made['id']}/run").json
+    assert run["status"] == "passed", run
+    assert "\x00" not in run["output"] and "\ufffd\x01\ufffd binary \ufffd" in run["output"]
 
 
 def test_an_unreachable_target_is_a_run_in_error_not_an_error_of_the_call(api: Api, task: str) -> None:

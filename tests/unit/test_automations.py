@@ -623,6 +623,33 @@ def test_the_schedule_runs_each_due_time_once_and_moves_on(
     assert report.counts["automationRuns"] == 0 and not report.failures  # declared as a chore: nothing due now
 
 
+class _Stops:
+    """A prober whose process stops mid-check (what a killed worker leaves behind)."""
+
+    def probe(self, request: Any) -> ProbeResponse:
+        raise KeyboardInterrupt
+
+
+def test_a_run_left_running_by_a_stopped_process_ends_in_error_at_the_next_sweep(tls: Any) -> None:
+    store = MemoryStore()
+    clock = FrozenClock(NOW)
+    stopping = Platform(store, clock=clock, settings={"automations": AutomationSettings(prober=_Stops())})
+    owner = stopping.actor(stopping.bootstrap("Acme").organization.id)
+    task = stopping.tasks.create(owner, NewTask(title="T"))
+    made = stopping.automations.add(owner, task.id, _probe("https://status.example.com/"))
+    with pytest.raises(KeyboardInterrupt):
+        stopping.automations.run(owner, task.id, made.id)
+    [left] = stopping.automations.run_log(owner, task.id, made.id).items
+    assert left.status is RunStatus.RUNNING
+    survivor = make_platform(tls, store=store, clock=clock)
+    assert survivor.automations.run_due() == 0
+    assert survivor.automations.run_log(owner, task.id, made.id).items[0].status is RunStatus.RUNNING  # not yet
+    clock.advance(hours=1)
+    survivor.automations.run_due()
+    [ended] = survivor.automations.run_log(owner, task.id, made.id).items
+    assert ended.status is RunStatus.ERROR and ended.reason.startswith("abandoned")
+
+
 def test_deleting_an_automation_or_its_task_takes_its_versions_and_runs(
     platform: Platform, owner: Actor, task: Any, server: LocalServer
 ) -> None:

@@ -149,7 +149,9 @@ class Checks:
         except Exception as error:  # a callable's or adapter's own failure is the run's error, not ours
             status, reason, output = RunStatus.ERROR, f"the check raised {type(error).__name__}: {error}", ""
         duration = round((time.monotonic() - started) * 1000)
-        return Outcome(status=status, reason=reason[:2000], output=output[:MAX_OUTPUT], duration_ms=duration)
+        return Outcome(
+            status=status, reason=_clean(reason)[:2000], output=_clean(output)[:MAX_OUTPUT], duration_ms=duration
+        )
 
     def _run(
         self, definition: Definition, context: dict[str, Any], allow_private: bool, now: dt.datetime
@@ -176,6 +178,11 @@ class Checks:
             return RunStatus.ERROR, response.error, output
         status, reason = judge(definition.assertions, response, now)
         return status, reason, output
+
+
+def _clean(text: str) -> str:
+    """Text every store keeps: PostgreSQL refuses NUL in text, which a binary body may hold."""
+    return text.replace("\x00", "\ufffd")
 
 
 def _verdict(result: Any) -> tuple[RunStatus, str, str]:

@@ -12,6 +12,7 @@ once claim each due time once: the second finds the due time moved on inside its
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any, Protocol
 
 import attrs
@@ -61,7 +62,13 @@ from .models import (
     assertion_errors,
 )
 
-__all__ = ["AutomationService", "TASK_DELETED"]
+__all__ = ["AutomationService", "TASK_DELETED", "ABANDONED_AFTER"]
+
+log = logging.getLogger("compliance_core.automations")
+
+ABANDONED_AFTER = dt.timedelta(hours=1)
+"""A run still ``running`` this long after it started was left by a process that stopped (a
+check takes at most 30 seconds): the chore ends it in ``error``."""
 
 TASK_DELETED = "task.deleted"
 """The event type the tasks area records when a task is deleted: its automations go with it."""
@@ -295,6 +302,7 @@ class AutomationService:
         done = 0
         for organization_id in organizations:
             with self.uow.write(None) as tx:
+                self._abandon(tx, organization_id, now)
                 claimed = []
                 for automation in every(tx[AUTOMATIONS], organization_id, AutomationFilter(is_enabled=True)):
                     due = automation.next_run_at
@@ -419,7 +427,38 @@ class AutomationService:
         allow_private = private_targets_allowed(self.settings)
         return self.checks.run(automation.definition, context, allow_private, self.uow.clock.now())
 
+    def _abandon(self, tx: Tx, organization_id: str, now: dt.datetime) -> None:
+        """End in ``error`` the runs a process claimed and never completed (it stopped while
+        the check ran): a run is never left ``running`` for ever."""
+        for run in every(tx[AUTOMATION_RUNS], organization_id, RunFilter(status=RunStatus.RUNNING)):
+            if run.started_at > now - ABANDONED_AFTER:
+                continue
+            ended = attrs.evolve(
+                run,
+                status=RunStatus.ERROR,
+                reason="abandoned: the process running the check stopped before completing it",
+                completed_at=now,
+                updated_at=now,
+            )
+            tx[AUTOMATION_RUNS].update(ended)
+            tx.record(
+                AutomationRunCompleted(organization_id=organization_id, subject=ended, previous={"status": run.status})
+            )
+
     def _complete(
+        self, actor: Actor | None, automation: Automation, run: AutomationRun, outcome: Outcome
+    ) -> AutomationRun:
+        """Record the verdict and its consequences; when those are refused (a store error, a
+        port's rule), the run still ends, in ``error``, saying why."""
+        try:
+            return self._record(actor, automation, run, outcome)
+        except Exception as error:
+            log.exception("could not record the outcome of automation run %s", run.id)
+            reason = f"the run's outcome could not be recorded ({type(error).__name__}: {error})"[:2000]
+            failed = attrs.evolve(outcome, status=RunStatus.ERROR, reason=reason)
+            return self._record(actor, automation, run, failed)
+
+    def _record(
         self, actor: Actor | None, automation: Automation, run: AutomationRun, outcome: Outcome
     ) -> AutomationRun:
         organization_id = run.organization_id
