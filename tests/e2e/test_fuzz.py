@@ -41,6 +41,14 @@ HANG_SECONDS = 600
 belong to the benchmarks); about 2 minutes on two cores with the areas of issues 1-10."""
 
 
+_AUTOMATION_RULES = {
+    "url": "https to a public address unless private targets are allowed; needed by assertions; probes only",
+    "assertions": "the fields each assertion's type reads; probes only",
+    "callableName": "an installed automation callable; callables only",
+    "schedule": "an RFC 5545 rule that occurs",
+}
+"""A task automation's rules across its fields and the world, on its create and its change."""
+
 CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("PATCH /v1/findings/{findingId}", "revisionNote"): "required, and only allowed, while status is needs_revision",
     ("PATCH /v1/vendors/{vendorId}", "transferMechanism"): "required by the country and processesPersonalData",
@@ -120,6 +128,11 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/task-management/reassign", "toPersonId"): "a person of the organization, not fromPersonId",
     ("POST /v1/task-management/reschedule", "taskIds"): "tasks of the organization, each with a due date",
     ("POST /v1/task-management/reschedule", "days"): "keeps each due date within the calendar",
+    **{
+        (operation, field): reason
+        for operation in ("POST /v1/tasks/{taskId}/automations", "PATCH /v1/tasks/{taskId}/automations/{automationId}")
+        for field, reason in _AUTOMATION_RULES.items()
+    },
 }
 """The rules that may refuse a request the document allows, each relating its field to another
 field, another record, the clock or the world (a JSON Schema sees one value at a time); ``page``
