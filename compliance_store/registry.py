@@ -168,15 +168,19 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
     the other filter columns, in the filter model's field order; a sort index
     ``<table>_sort_<field>`` per ``Records.indexed`` field, on the scope, the field and id, and
     ``created_at`` after them for the ranged field, so that a range in the list's order sorts
-    the index's entries and reads only the page's rows)."""
+    the index's entries and reads only the page's rows). A table declaring ``within`` has that
+    column after the scope of its sort indexes: every list of it carries that filter, so a page
+    sorted within one framework or statement reads that one's entries in order."""
     declared = table.lists
     if declared is None:
         return {}
     indexes = {}
     scope: tuple[str, ...] = ("organization_id",)
+    sorted_within: tuple[str, ...] = ()
     if table.records is not None:
         partition = table.records.partition
         scope = ("organization_id", partition) if partition else scope
+        sorted_within = (table.records.within,) if table.records.within else ()
         indexes[f"{table.table}_list"] = (*scope, "created_at", "id")
         filters = filter_columns(table)
         for column in filters:
@@ -184,7 +188,7 @@ def expected_indexes(table: Table) -> dict[str, tuple[str, ...]]:
             indexes[f"{table.table}_by_{column}"] = (*scope, column, "created_at", "id", *others)
     for field in declared.indexed:  # a kernel table's (``Listed``) too: its own indexes are written by hand
         covering = ("created_at",) if field == declared.ranged and field != "created_at" else ()
-        indexes[f"{table.table}_sort_{field}"] = (*scope, field, "id", *covering)
+        indexes[f"{table.table}_sort_{field}"] = (*scope, *sorted_within, field, "id", *covering)
     return indexes
 
 

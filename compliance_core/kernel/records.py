@@ -121,6 +121,11 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
         instead of sorting every row, and a range on it (and its total) reads only the rows in
         range. Each one costs every insert and update of the field one more index entry, so
         only the fields users sort or range long lists by
+    :param within: the filter field every list of the table sets (a framework's rows carry
+        ``framework_id``, a statement's rows ``document_id``): the SQL stores then index the
+        ``indexed`` fields on (organization, partition, this field, field, id), so a sorted
+        page of one framework reads that framework's index entries only, not every
+        organization row's. A list without it still works, sorting its rows instead
     """
 
     model: type[M]
@@ -137,6 +142,7 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
     sortable: tuple[str, ...] = ()
     ranged: str | None = None
     indexed: tuple[str, ...] = ()
+    within: str | None = None
 
     @property
     def listing(self) -> Listing:
@@ -156,6 +162,8 @@ class Records(Repo[RecordRepository[M, F]], Generic[M, F]):
                 raise ValueError(
                     f"{self.name}: facet pair {(first, second)} must name two facets in the filter model's order"
                 )
+        if self.within is not None and (self.within not in fields or self.within == self.partition):
+            raise ValueError(f"{self.name}: within={self.within!r} must be a filter field other than the partition")
         _check_listing(self)
 
 

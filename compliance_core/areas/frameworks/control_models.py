@@ -276,7 +276,8 @@ CONTROL_REQUIREMENTS: Records[ControlRequirement, ControlRequirementFilter] = Re
     facet_pairs=(("framework_id", "control_status"), ("framework_id", "applicable")),
     searchable=("label", "title", "justification"),
     sortable=("label", "control_status"),
-    indexed=("label",),
+    indexed=("label", "control_status"),
+    within="framework_id",
 )
 CONTROL_LINKS: Records[ControlLink, ControlLinkFilter] = Records(
     "control_links",

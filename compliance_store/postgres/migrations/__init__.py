@@ -58,6 +58,7 @@ from . import (
     m0031_evidence,
     m0032_automations,
     m0033_evidence_export,
+    m0034_scoped_sort_indexes,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -98,6 +99,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0031_evidence", m0031_evidence.apply),
     ("0032_automations", m0032_automations.apply),
     ("0033_evidence_export", m0033_evidence_export.apply),
+    ("0034_scoped_sort_indexes", m0034_scoped_sort_indexes.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

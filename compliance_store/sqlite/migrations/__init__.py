@@ -50,6 +50,7 @@ from . import (
     m0033_evidence,
     m0034_automations,
     m0035_evidence_export,
+    m0036_scoped_sort_indexes,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -93,6 +94,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0033_evidence", m0033_evidence.apply),
     ("0034_automations", m0034_automations.apply),
     ("0035_evidence_export", m0035_evidence_export.apply),
+    ("0036_scoped_sort_indexes", m0036_scoped_sort_indexes.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -181,6 +181,8 @@ SOA_ROWS: Records[SoaRow, SoaRowFilter] = Records(
     prefix="soar",
     searchable=("label", "title", "justification"),
     sortable=("label", "control_status"),
+    indexed=("label", "control_status"),
+    within="document_id",
 )
 
 SOA_READ = Action("soa:read", READERS)
