@@ -387,7 +387,7 @@ def test_an_export_job_is_built_by_the_chore_with_its_progress_and_events(
     assert _verify(platform, owner, data).valid
     with platform.uow.read() as session:
         types = [m.type for m in session[OUTBOX].pending(1000) if m.type.startswith("evidence_export.")]
-    assert types == ["evidence_export.requested", "evidence_export.completed"]
+    assert types == ["evidence_export.requested", "evidence_export.started", "evidence_export.completed"]
     audit = platform.audit_log.list(owner).items
     assert {"evidence_export.requested", "evidence_export.completed"} <= {entry.action for entry in audit}
     assert [j.id for j in platform.evidence_export_auditor.list(owner).items] == [job.id]

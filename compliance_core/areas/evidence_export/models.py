@@ -33,6 +33,7 @@ __all__ = [
     "EXPORT_KEY",
     "MAX_VERIFY_INLINE_BYTES",
     "EvidenceExportRequested",
+    "EvidenceExportStarted",
     "EvidenceExportCompleted",
     "EvidenceExportFailed",
     "EVENTS",
@@ -213,6 +214,14 @@ class EvidenceExportRequested(Event):
     type = "evidence_export.requested"
 
 
+class EvidenceExportStarted(Event):
+    """The worker took up an organization export (or took up again one whose process died):
+    ``data`` is the job, ``running``. Its progress that follows is the job's bookkeeping and
+    records no event."""
+
+    type = "evidence_export.started"
+
+
 class EvidenceExportCompleted(Event):
     """An organization export was built; ``data`` holds its ``sha256`` and ``size``."""
 
@@ -225,4 +234,9 @@ class EvidenceExportFailed(Event):
     type = "evidence_export.failed"
 
 
-EVENTS: tuple[type[Event], ...] = (EvidenceExportRequested, EvidenceExportCompleted, EvidenceExportFailed)
+EVENTS: tuple[type[Event], ...] = (
+    EvidenceExportRequested,
+    EvidenceExportStarted,
+    EvidenceExportCompleted,
+    EvidenceExportFailed,
+)

@@ -42,6 +42,7 @@ from .models import (
     EvidenceExportCompleted,
     EvidenceExportFailed,
     EvidenceExportRequested,
+    EvidenceExportStarted,
     EvidenceSummaryItem,
     EvidenceVersionSummary,
     ExportFilter,
@@ -544,6 +545,9 @@ class AuditorExportService:
                 return None
             claimed = attrs.evolve(job, status=ExportStatus.RUNNING, started_at=now, tasks_done=0, updated_at=now)
             tx[EVIDENCE_EXPORTS].update(claimed)
+            tx.record(
+                EvidenceExportStarted(organization_id=organization_id, subject=claimed, previous={"status": job.status})
+            )
         return claimed
 
     def build(self, job: EvidenceExport) -> EvidenceExport:
