@@ -121,6 +121,17 @@ class PagedQuery(Generic[M]):
     that picks its rows from the covering sort index first and reads only those; None: the
     page reads its rows as it orders them."""
 
+    PICK_KEY: ClassVar[str | None] = None
+    """The columns that find one row (SQLite's ``rowid``; PostgreSQL's primary key), for a deep
+    page sorted by an indexed field: it takes the page's keys from the sort index alone (an
+    index-only read of the rows it skips) and then reads just the page's rows by key, where a
+    plain ``OFFSET`` reads every skipped row from the table. None: pages read rows as they order
+    them."""
+
+    PICK_FROM: ClassVar[int] = 100
+    """The offset from which a sorted page picks its keys first (``PICK_KEY``): below it, the
+    rows skipped cost less than the second lookup."""
+
     def __init__(
         self,
         mapper: BaseMapper[M],
@@ -132,6 +143,7 @@ class PagedQuery(Generic[M]):
         facets: Collection[str] | None = None,
         listing: Listing | None = None,
         indexed: Collection[str] = (),
+        within: str | None = None,
     ) -> None:
         self.mapper = mapper
         self.listing = Listing(newest_first=newest_first) if listing is None else listing
@@ -166,7 +178,8 @@ class PagedQuery(Generic[M]):
         self._partition = partition
         self._blocked = blocked and (partition is None or partition in names)
         self._facets = None if facets is None else frozenset(("", *facets))
-        self._in_order = frozenset(("created_at", *indexed))
+        self._indexed = frozenset(indexed)
+        self._within = within
         ranged = self.listing.ranged
         self._covered_range = ranged if ranged in indexed and ranged != "created_at" else None
 
@@ -297,11 +310,13 @@ class PagedQuery(Generic[M]):
         m, listing = self.mapper.mark, self.listing
         terms = [f"organization_id = {m}"]
         params: list[Any] = [organization_id]
+        active: list[str] = []
         for name, encode in self._filters:
             value = getattr(filters, name) if filters is not None else None
             if value is not None:
                 terms.append(f"{quote(name)} = {m}")
                 params.append(value if encode is None else encode(value))
+                active.append(name)
         needle = None if page.q is None else fold(page.q)
         if needle is not None:
             contains, values = self.contains(needle)
@@ -361,19 +376,47 @@ class PagedQuery(Generic[M]):
                 return [], total
         params.extend((page.per_page, offset))
         select = self.mapper.select_sql
-        if self.ROW_KEY is not None and needle is None and field == "created_at" and self._ranges(page):
+        if self.ROW_KEY is not None and needle is None and field == "created_at" and self._ranges(page, active):
             key = self.ROW_KEY
             picked = f"SELECT {key} FROM {self.mapper.table} WHERE {where} {order} LIMIT {m} OFFSET {m}"
             sql = f"{select} WHERE {key} IN ({picked}) {order}"
+        elif self.PICK_KEY is not None and offset >= self.PICK_FROM and self._picks(page, active, field, needle):
+            key = self.PICK_KEY
+            picked = f"SELECT {key} FROM {self.mapper.table} WHERE {where} {order} LIMIT {m} OFFSET {m}"
+            sql = f"{select} WHERE ({key}) IN ({picked}) {order}"
         else:
             sql = f"{select} WHERE {where} {order} LIMIT {m} OFFSET {m}"
         return self.mapper.page(db.execute(sql, params)), total
 
-    def _ranges(self, page: PageRequest) -> bool:
+    def _ranges(self, page: PageRequest, active: Sequence[str]) -> bool:
         """Whether the page ranges over a field whose sort index holds ``created_at`` too
         (``registry.expected_indexes``): the rows in range are then ordered by the index's
         entries alone and only the page's own rows are read (``ROW_KEY``)."""
-        return self._covered_range is not None and (page.since is not None or page.until is not None)
+        return (
+            self._covered_range is not None
+            and (page.since is not None or page.until is not None)
+            and self._scoped(active)
+        )
+
+    def _scoped(self, active: Sequence[str]) -> bool:
+        """Whether the filters in use hold the ``within`` column that the sort indexes of this
+        table begin with after the organization and partition (always, for a table without)."""
+        return self._within is None or self._within in active
+
+    def _sorted_by_index(self, field: str, active: Sequence[str]) -> bool:
+        """Whether a page sorted by ``field`` with these filters reads a sort index in order
+        (the list's own order reads the list's indexes)."""
+        return field == "created_at" or (field in self._indexed and self._scoped(active))
+
+    def _picks(self, page: PageRequest, active: Sequence[str], field: str, needle: str | None) -> bool:
+        """Whether a sorted page can take its keys from the field's sort index alone
+        (``PICK_KEY``): no ``q`` nor range and no filter but the partition and ``within``, whose
+        columns that index holds, so the rows skipped are never read from the table."""
+        if needle is not None or page.since is not None or page.until is not None or field == "created_at":
+            return False
+        if field not in self._indexed or not self._scoped(active):
+            return False
+        return all(name in (self._partition, self._within) for name in active)
 
     def _nulls_apart(
         self,
@@ -448,9 +491,9 @@ class PagedQuery(Generic[M]):
         the filter set's plain list, known from its block sums); from the index, at least
         ``total`` candidates. A sort no index orders, or a filter set without block sums, reads
         from the index."""
-        if field not in self._in_order or total == 0:
-            return False
         key, params = self._filter_params(organization_id, filters)
+        if not self._sorted_by_index(field, key) or total == 0:
+            return False
         if self._block_key(key, params) is None:
             return False
         rows = self._plain_total(db, organization_id, filters, revision)

@@ -48,6 +48,7 @@ class ScopedRecords(Generic[M]):
             facets=facet_names(table),
             listing=records.listing,
             indexed=records.indexed,
+            within=records.within,
         )
 
     def __init__(self, db: Any, pages: PagedQuery[M]) -> None:

@@ -41,6 +41,7 @@ class PagedQuery(listing.PagedQuery[M]):
     COUNTER_COLUMN: ClassVar[str] = "archived"
     CONTAINS: ClassVar[str] = "instr(fold({column}), {mark}) > 0"
     ROW_KEY: ClassVar[str | None] = "rowid"
+    PICK_KEY: ClassVar[str | None] = "rowid"
 
     def contains(self, needle: str) -> tuple[str, list[Any]]:
         return contains_term(needle)
