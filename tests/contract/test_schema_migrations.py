@@ -72,6 +72,8 @@ COLOURED = Records(
 WITH_COLOURED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(COLOURED,)))
 SORTED = attrs.evolve(COLOURED, sortable=("colour", "weight"), indexed=("colour",))
 WITH_SORTED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SORTED,)))
+SORTED_WITHIN = attrs.evolve(SORTED, within="kind")
+WITH_SORTED_WITHIN = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SORTED_WITHIN,)))
 
 SEARCHED = attrs.evolve(COLOURED, searchable=("kind", "colour"))
 WITH_SEARCHED = (*AREAS, Area(name="gadgets", service=lambda context: None, records=(SEARCHED,)))
@@ -223,9 +225,24 @@ def test_a_field_declared_indexed_gets_a_sort_index_and_loses_it_undeclared(
     assert schema_of(steps)["gadgets"].indexes["gadgets_sort_colour"] == columns
     assert changes(declared_tables(WITH_SORTED), schema_of(steps), dialect) == []
 
+    # ``within``: the filter every list carries comes after the scope, so the index is made again
+    scoped = ("organization_id", "archived", "kind", "colour", "id")
+    made = changes(declared_tables(WITH_SORTED_WITHIN), schema_of(steps), dialect)
+    assert made == [SortIndexes("gadgets", ("gadgets_sort_colour",), {"gadgets_sort_colour": scoped}, ("colour",))]
+    path = write_migration(directory, "gadget_sort_within", made, dialect)
+    within = [*steps, (path.stem[1:], _load(path, dialect).apply)]
+    assert schema_of(within)["gadgets"].indexes["gadgets_sort_colour"] == scoped
+    assert changes(declared_tables(WITH_SORTED_WITHIN), schema_of(within), dialect) == []
+
     assert changes(declared_tables(WITH_COLOURED), schema_of(steps), dialect) == [
         SortIndexes("gadgets", ("gadgets_sort_colour",), {})
     ]
+
+
+def test_within_names_a_filter_field_other_than_the_partition() -> None:
+    for wrong in ("weight", "archived"):
+        with pytest.raises(ValueError, match="within"):
+            attrs.evolve(SORTED, within=wrong)
 
 
 def test_a_store_migrated_by_the_generated_migrations_opens_and_serves_the_edited_area(
