@@ -195,10 +195,13 @@ class Operation:
     def optional_body(self) -> bool:
         """Its body has no required field, so it may be left out (a transition's optional
         comment): in-process the body defaults to the model built from nothing, over HTTP an
-        empty request body is taken as ``{}``."""
+        empty request body is taken as ``{}``. A body model may say it is never empty
+        (``BODY_REQUIRED = True``) although each field has a default, when its fields are
+        alternatives of which one must come (evidence: a file, a link or a note)."""
         return (
             self.body is not None
             and self.batch is None
+            and not getattr(self.body, "BODY_REQUIRED", False)
             and all(field.default is not attrs.NOTHING for field in attrs.fields(self.body))
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -174,6 +174,9 @@ _OWN_CONTROLS = register_schema(
 class NewVersion:
     """What one version holds: a file (``fileData`` in base64, or the file part of a
     multipart/form-data request), a ``url`` or a ``note``, as the item's kind says, with its dates."""
+
+    BODY_REQUIRED: ClassVar[bool] = True
+    """Every field has a default, yet one of the file, the url or the note must come."""
 
     file_name: str | None = attrs.field(default=None, converter=optional_text(255))
     """The file's name; for a multipart upload, the part's filename when left out."""

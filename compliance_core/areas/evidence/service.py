@@ -86,9 +86,9 @@ class EvidenceService:
     def list(
         self, actor: Actor, task_id: str, filters: TaskEvidenceFilter | None = None, page: PageRequest | None = None
     ) -> Page[Evidence]:
-        chosen = (filters or TaskEvidenceFilter()).under(task_id)
         with self.uow.read() as session:
-            task_of(session, actor.organization_id, task_id)
+            task_of(session, actor.organization_id, task_id)  # first: any odd id is a 404
+            chosen = (filters or TaskEvidenceFilter()).under(task_id)
             return list_page(session, EVIDENCE, self.pages, actor.organization_id, chosen, page or PageRequest())
 
     @operation(
