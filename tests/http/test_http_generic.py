@@ -212,7 +212,7 @@ def _logs(endpoint: Endpoint, area: str, name: str) -> bool:
     the id ``name`` names (``snapshot_id``: a ``context snapshot``)."""
     operation = endpoint.operation
     table = operation.lists
-    if operation.area != area or not operation.paged or operation.ids or table is None:
+    if operation.area != area or not operation.paged or operation.ids or table is None or not table.newest_first:
         return False
     return f"_{table.kind.replace(' ', '_')}_id".endswith(f"_{name}")
 
