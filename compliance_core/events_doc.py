@@ -89,26 +89,32 @@ def observe(areas: Sequence[Area[Any]] = AREAS) -> dict[str, Seen]:
         boot = platform.bootstrap("Acme Ltd")
         actor = Actor(organization_id=boot.organization.id, role=Role.OWNER, key_id=boot.owner_key.key.id)
         _enable_a_framework(platform, actor)
+        made: dict[str, str] = {}
+        """The record each area's create made, all made before any is changed or deleted (an
+        attachment's example names a task that the tasks' own delete would take away)."""
         for area in areas:
-            service = platform.services[area.name]
             creates = [op for op in area.operations if op.method == "create" and op.example and not op.ids]
             if not creates:
                 continue
             latest.clear()
-            service.create(actor, _body(creates[0], first))
-            made = [m.subject_id for m in latest if m.type.endswith(".created")]
-            if not made:
+            platform.services[area.name].create(actor, _body(creates[0], first))
+            created = [m.subject_id for m in latest if m.type.endswith(".created")]
+            if created:
+                made[area.name] = created[-1]
+                first.setdefault(created[-1].rsplit("_", 1)[0], created[-1])
+        for area in areas:
+            if area.name not in made:
                 continue
-            first.setdefault(made[-1].rsplit("_", 1)[0], made[-1])
+            service = platform.services[area.name]
             for operation in area.operations:
                 if len(operation.ids) != 1 or operation.paged:
                     continue
                 method = getattr(service, operation.method)
                 try:
                     if operation.body is None:
-                        method(actor, made[-1])
+                        method(actor, made[area.name])
                     elif getattr(operation.body, "IS_PATCH", False) and operation.example:
-                        method(actor, made[-1], _body(operation, first))
+                        method(actor, made[area.name], _body(operation, first))
                 except ComplianceError:
                     continue  # an operation the example record does not allow: its event shows elsewhere
     return seen
