@@ -48,8 +48,10 @@ def test_the_role_table_is_the_one_before_actions_moved_into_the_areas() -> None
 
 
 def test_action_names_are_unique_across_areas() -> None:
-    names = [action.name for action in ACTIONS]
-    assert len(names) == len(set(names)), names
+    """Two areas may share one action (evidence and attachments guard the same records), never
+    two different actions one name."""
+    distinct = set(ACTIONS)
+    assert len({action.name for action in distinct}) == len(distinct), sorted(action.name for action in ACTIONS)
 
 
 @given(role=roles, action=actions)
@@ -64,8 +66,9 @@ def test_authorize_denies_exactly_what_the_table_denies(role: Role, action: Acti
         assert caught.value.details == {"action": action.name, "role": role.value}
 
 
-AUDIT_VERDICTS = frozenset({"finding:close", "finding:request_revision"})
-"""The one thing an auditor writes (issue 10, the reference's rule): the verdict on a finding."""
+AUDIT_VERDICTS = frozenset({"finding:close", "finding:request_revision", "comment:write", "evidence_export:audit"})
+"""What an auditor writes: the verdict on a finding (issue 10, the reference's rule), comments on
+what they examine, and the evidence exports they audit from (issue 20: the auditor's export)."""
 
 
 def test_auditor_is_read_only_but_for_the_verdict_on_findings() -> None:
@@ -136,8 +139,9 @@ def test_admin_cannot_create_an_owner_key_or_promote_to_owner(platform, actor_as
     assert platform.api_keys.create(admin, NewApiKey(name="peer", role="admin")).key.role is Role.ADMIN
 
 
-SELF_SERVICE = {"policy:acknowledge"}
-"""The only writes staff make: signing as the person their key acts as."""
+SELF_SERVICE = {"policy:acknowledge", "comment:write"}
+"""The only writes staff make: signing as the person their key acts as, and commenting on what
+they can see."""
 
 
 def test_write_actions_are_denied_to_staff_roles() -> None:

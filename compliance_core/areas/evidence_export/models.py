@@ -204,7 +204,7 @@ EXPORT_READ = Action("evidence_export:read", READERS)
 """A task's evidence, summarised or packed."""
 EXPORT_AUDIT = Action("evidence_export:audit", READERS)
 """The organization's evidence in one ZIP, its jobs and the verification: Auditor, Admin, Owner."""
-EXPORT_KEY = Action("evidence_export:key", EVERYONE)
+EXPORT_KEY = Action("signing_key:read", EVERYONE)
 """The instance's public key: not a secret; anyone of the organization may check an export."""
 
 
