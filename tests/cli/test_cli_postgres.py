@@ -106,7 +106,16 @@ def test_maintenance_purges_on_postgres(run, db: str, postgres_url: str) -> None
         old.vendors.create(owner, NewVendor(name="Older Co"), idempotency_key="old-2")
     with Platform.open(postgres_url) as platform:
         platform.vendors.create(platform.actor(boot["organizationId"]), NewVendor(name="New"), idempotency_key="new")
-    swept = {"purgedOutboxMessages": 0, "policiesDueForReview": 0, "lapsedRiskAcceptances": 0}
+    swept = {
+        "purgedOutboxMessages": 0,
+        "policiesDueForReview": 0,
+        "lapsedRiskAcceptances": 0,
+        "reopenedTasks": 0,
+        "expiredEvidence": 0,
+        "expiringEvidence": 0,
+        "builtEvidenceExports": 0,
+        "automationRuns": 0,
+    }
     assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2, **swept}, None)
     assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, **swept}, None)
 
