@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from .areas.findings import FindingService
     from .areas.frameworks import FrameworkService
     from .areas.frameworks.controls import ControlService
+    from .areas.frameworks.imported import FrameworkImportService
     from .areas.frameworks.soa import SoaService
     from .areas.frameworks.task_templates import TaskTemplateService
-    from .areas.frameworks.imported import FrameworkImportService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService

@@ -72,7 +72,10 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/risks/{riskId}/accept", "expiresOn"): "after today (the clock)",
     ("POST /v1/webhooks", "url"): "a host that resolves to a public address (the world)",
     ("PATCH /v1/webhooks/{webhookId}", "url"): "a host that resolves to a public address (the world)",
-    ("POST /v1/framework-imports", "content"): "a file in its format whose every row or element reads (the file's bytes)",
+    (
+        "POST /v1/framework-imports",
+        "content",
+    ): "a file in its format whose every row or element reads (the file's bytes)",
     ("POST /v1/framework-imports", "frameworkId"): "not the id of a framework already installed or imported",
     ("POST /v1/framework-imports", "name"): "required when the file is a sheet",
     ("POST /v1/framework-imports", "baseFramework"): "a framework installed or imported, for a profile",
