@@ -25,17 +25,23 @@ import compliance_store.copy as copying
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds, ValidationError
 from compliance_core.areas import AREAS
 from compliance_core.areas.api_keys import API_KEYS, DailyUsage, NewApiKey
+from compliance_core.areas.automations import NewAutomation
+from compliance_core.areas.comments import NewComment
 from compliance_core.areas.context import NewContextEntry
+from compliance_core.areas.evidence import NewEvidence
+from compliance_core.areas.evidence_export import NewEvidenceExport
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingPatch, NewFinding
 from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
+from compliance_core.areas.frameworks.imported import FrameworkImport
 from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.risks import NewRisk
+from compliance_core.areas.tasks import NewTask
 from compliance_core.areas.vendors import VENDORS, NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.errors import Conflict
@@ -277,7 +283,10 @@ def seed(store: Store) -> Seeded:
     platform.webhooks.ping(owner, webhook.id)
     platform.context.create(owner, NewContextEntry(question="What is in scope?", answer="Every office", tags=["scope"]))
     control = platform.controls.create(owner, NewControl(name="Disk encryption", code="ORG-1"))
-    platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=[control.id]))
+    risk = platform.risks.create(owner, NewRisk(title="Laptop theft", **RATED_RISK, control_ids=[control.id]))
+    platform.comments.create(
+        owner, NewComment(content="Laptops are **encrypted**.", entity_type="risk", entity_id=risk.id)
+    )
     entry = MappingEntry(source="cc6.1", target="a.8.24", relation="intersects")
     platform.controls.import_mappings(
         owner, MappingImport(source_framework="soc2-tsc-2017", target_framework="iso-27001-2022", mappings=[entry])
@@ -286,6 +295,16 @@ def seed(store: Store) -> Seeded:
     (statement,) = platform.soa.list(owner).items
     platform.soa.submit(owner, statement.id, SubmitSoa())
     platform.soa.approve(owner, statement.id, ApproveSoa(comment="Agreed"))
+    sheet = "id,title,label,statement,group,groupTitle,parent,kind\nSUP-1,Keep a register of suppliers,S1,List them.,sup,Suppliers,,rule\n"
+    platform.framework_imports.create(
+        owner, FrameworkImport(format="csv", content=base64.b64encode(sheet.encode()).decode(), name="Supplier rules")
+    )
+    task = platform.tasks.create(owner, NewTask(title="Check disk encryption", control_ids=[control.id]))
+    platform.evidence.add(owner, task.id, NewEvidence(kind="note", note="Every laptop reports FileVault on."))
+    platform.evidence.add(owner, task.id, NewEvidence(kind="link", url="https://wiki.example.com/encryption"))
+    automation = platform.automations.add(owner, task.id, NewAutomation())  # no URL: its run probes nothing
+    platform.automations.run(owner, task.id, automation.id)
+    platform.evidence_export_auditor.create(owner, NewEvidenceExport())  # queued; the chore that builds it is not run
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)
     clock.advance(days=1)
