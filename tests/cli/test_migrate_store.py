@@ -7,6 +7,7 @@ Needs a PostgreSQL server (skipped, saying why, when there is none, unless
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import secrets
@@ -22,16 +23,22 @@ from psycopg import sql
 
 from compliance_core import FrozenClock, PageRequest, Platform
 from compliance_core.areas.api_keys import NewApiKey
+from compliance_core.areas.automations import NewAutomation
+from compliance_core.areas.comments import NewComment
 from compliance_core.areas.context import NewContextEntry
+from compliance_core.areas.evidence import NewEvidence
+from compliance_core.areas.evidence_export import NewEvidenceExport
 from compliance_core.areas.finding_templates import NewFindingTemplate
 from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFinding
 from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
+from compliance_core.areas.frameworks.imported import FrameworkImport
 from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
 from compliance_core.areas.policies import NewPolicy, PublishPolicy
 from compliance_core.areas.risks import NewRisk
+from compliance_core.areas.tasks import NewTask
 from compliance_core.areas.vendors import NewVendor, VendorFilter
 from compliance_core.areas.webhooks import NewWebhook
 from compliance_core.kernel.events import OUTBOX
@@ -167,7 +174,19 @@ def seed_instance(path: Path) -> Instance:
         platform.soa.submit(owner, statement.id, SubmitSoa())
         platform.soa.approve(owner, statement.id, ApproveSoa(comment="Agreed"))
         control = platform.controls.list(owner).items[0]
-        platform.risks.create(owner, NewRisk(title="Theft", control_ids=[control.id]))
+        risk = platform.risks.create(owner, NewRisk(title="Theft", control_ids=[control.id]))
+        platform.comments.create(
+            owner, NewComment(content="Laptops are **encrypted**.", entity_type="risk", entity_id=risk.id)
+        )
+        sheet = b"id,title,group\nSUP-1,Keep a register of suppliers,sup\n"
+        platform.framework_imports.create(
+            owner, FrameworkImport(format="csv", content=base64.b64encode(sheet).decode(), name="Supplier rules")
+        )
+        task = platform.tasks.create(owner, NewTask(title="Check disk encryption", control_ids=[control.id]))
+        platform.evidence.add(owner, task.id, NewEvidence(kind="note", note="Every laptop reports FileVault on."))
+        automation = platform.automations.add(owner, task.id, NewAutomation())  # no URL: its run probes nothing
+        platform.automations.run(owner, task.id, automation.id)
+        platform.evidence_export_auditor.create(owner, NewEvidenceExport())  # queued, not built
     return Instance(
         db=db,
         organization_id=boot.organization.id,
