@@ -30,6 +30,7 @@ from compliance_core.kernel.blobs import (
     Chunks,
     Intake,
     Source,
+    capped,
     check_organization,
     is_sha256,
 )
@@ -76,7 +77,7 @@ class LocalBlobs:
         organization = self.root / check_organization(organization_id)
         intake = Intake(
             source,
-            limit=self.max_bytes if limit is None else min(limit, self.max_bytes),
+            limit=capped(limit, self.max_bytes),
             accept=accept,
             declared_type=declared_type,
             field=field,

@@ -17,6 +17,7 @@ from compliance_core.kernel.blobs import (
     Chunks,
     Intake,
     Source,
+    capped,
     check_organization,
 )
 from compliance_core.kernel.errors import NotFound, ValidationError
@@ -52,7 +53,7 @@ class MemoryBlobs:
         organization = check_organization(organization_id)
         intake = Intake(
             source,
-            limit=self.max_bytes if limit is None else min(limit, self.max_bytes),
+            limit=capped(limit, self.max_bytes),
             accept=accept,
             declared_type=declared_type,
             field=field,

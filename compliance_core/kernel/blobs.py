@@ -223,6 +223,11 @@ class BlobStore(Protocol):
     def close(self) -> None: ...
 
 
+def capped(limit: int | None, most: int) -> int:
+    """The limit one upload runs under: the caller's, never above the store's ``most``."""
+    return most if limit is None else min(limit, most)
+
+
 class Intake:
     """One upload on its way into a store: iterating yields ``source``'s chunks while hashing and
     counting them, and raises before yielding anything past ``limit`` or anything the type check
