@@ -16,6 +16,7 @@ from .areas.api_keys import API_KEYS, ApiKeyCreated, IssuedKey, NewApiKey
 from .areas.organizations import ORGANIZATIONS, Organization, OrganizationCreated, Plan
 from .areas.people import PEOPLE
 from .areas.webhooks import DeliveryEngine, Sender, WebhookPolicy
+from .kernel.blobs import BlobStore, blobs_of
 from .kernel.chores import KERNEL_CHORES, ChoreReport
 from .kernel.clock import Clock, SystemClock, utc
 from .kernel.errors import ValidationError, require
@@ -163,12 +164,19 @@ class Platform:
             links=tuple(link for area in self.areas for link in area.links),
             ports=tuple(port for area in self.areas for port in area.ports),
         )
+        self._context = context
         self.services: dict[str, Any] = {area.name: area.service(context) for area in self.areas}
         self.operations: dict[str, Operation] = {op.name: op for area in self.areas for op in area.operations}
         self.chores: tuple[Chore[Any], ...] = declared_chores(self.areas)
         """The scheduled work of the kernel and of every area (see ``run_chore``)."""
         self._chore_targets: dict[str, tuple[Chore[Any], Any]] = _chore_targets(self.areas, context, self.services)
         self.started_at = self.clock.now()
+
+    @property
+    def blobs(self) -> BlobStore:
+        """The store of evidence files (opened on first use: ``kernel.blobs.blobs_of``); a server
+        reads its ``max_bytes`` to let a file's body through that far."""
+        return blobs_of(self._context)
 
     def __getattr__(self, name: str) -> Any:
         """Each area's service by the area's name: ``platform.vendors``."""

@@ -11,6 +11,8 @@ broken multipart stream is a ``validation_error`` on the file field, whenever it
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -22,10 +24,14 @@ from compliance_core.kernel.rendering import wire_name
 from compliance_core.kernel.uploads import Upload, upload_field
 from compliance_core.kernel.validation import schema_of
 
-__all__ = ["MULTIPART", "is_multipart", "multipart_body"]
+from ..routes import Endpoint
+
+__all__ = ["FORM_BYTES", "MULTIPART", "FileBodyLimits", "is_multipart", "multipart_body"]
 
 MULTIPART = "multipart/form-data"
 _READ_BYTES = 1024 * 1024
+FORM_BYTES = 64 * 1024
+"""What a multipart body may hold besides its file: the other fields, boundaries, part headers."""
 
 
 def is_multipart(req: falcon.Request, model: type | None) -> bool:
@@ -67,6 +73,39 @@ def multipart_body(req: falcon.Request, model: type) -> dict[str, Any]:
     except (falcon.MediaMalformedError, MultipartParseError) as error:
         raise ValidationError.field("body", MULTIPART, f"is not a readable multipart/form-data body: {error}") from None
     return body
+
+
+class FileBodyLimits:
+    """The most bytes a server lets a request's body send before refusing it unread, for the
+    routes that take a file as multipart/form-data: the blob store's largest file and the form
+    around it (``FORM_BYTES``); None for every other route, which keeps the server's own limit
+    just above ``MAX_BODY_BYTES``. The blob store is asked at the first such request, so a server
+    that stores no file never opens one; one it cannot open leaves the route at the server's
+    limit, and the app answers why.
+
+    :param bound: the app's endpoints
+    :param largest_file: the blob store's ``max_bytes``
+    """
+
+    def __init__(self, bound: Iterable[Endpoint], largest_file: Callable[[], int]) -> None:
+        self._routes = tuple(
+            (endpoint.method, re.compile(re.sub(r"\\{\w+\\}", "[^/]+", re.escape(path))))
+            for endpoint in bound
+            if upload_field(endpoint.operation.body) is not None
+            for path in endpoint.paths
+        )
+        self._largest_file = largest_file
+        self._most: int | None = None
+
+    def __call__(self, method: str, path: str) -> int | None:
+        if not any(method == taken and pattern.fullmatch(path) for taken, pattern in self._routes):
+            return None
+        if self._most is None:
+            try:
+                self._most = self._largest_file() + FORM_BYTES
+            except Exception:  # no blob store here: the app's answer says so
+                return None
+        return self._most
 
 
 class _LastPart:

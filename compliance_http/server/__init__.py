@@ -17,7 +17,7 @@ from .jobs import RefreshesStatistics, RunsChores, refresh_statistics, running_c
 from .serving import configure_logging, serve_platform
 from .sockets import bind, url_for
 from .waitress_server import LINGER_BYTES, LINGER_SECONDS, MAX_REQUEST_BODY, SpecChannel, SpecErrorTask
-from .workers import DEFAULT_THREADS, AppFactory, ServerError, WorkerPool, serve_forever
+from .workers import DEFAULT_THREADS, AppFactory, Served, ServerError, WorkerPool, serve_forever
 
 __all__ = [
     "AppFactory",
@@ -27,6 +27,7 @@ __all__ = [
     "MAX_REQUEST_BODY",
     "RefreshesStatistics",
     "RunsChores",
+    "Served",
     "ServerError",
     "SpecChannel",
     "SpecErrorTask",

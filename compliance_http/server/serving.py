@@ -14,9 +14,11 @@ from compliance_core import Platform, ValidationError
 from ..app import create_app
 from ..delivery import delivering
 from ..middleware import ACCESS_LOG, AccessLog
+from ..resources.uploads import FileBodyLimits
+from ..routes import endpoints
 from .jobs import flushing, running_chores
 from .sockets import bind, url_for
-from .workers import DEFAULT_THREADS, AppFactory, WSGIApp, serve_forever
+from .workers import DEFAULT_THREADS, AppFactory, Served, serve_forever
 
 __all__ = ["configure_logging", "serve_platform"]
 
@@ -109,7 +111,7 @@ def _platform_app(
     deliver: bool = False,
     settings: Mapping[str, Any] | None = None,
     cors_origins: Sequence[str] = (),
-) -> Iterator[WSGIApp]:
+) -> Iterator[Served]:
     with (
         Platform.open(url, settings=settings) as platform,
         _serving(platform, lead=lead, access_log=access_log, deliver=deliver, cors_origins=cors_origins) as app,
@@ -120,11 +122,12 @@ def _platform_app(
 @contextlib.contextmanager
 def _serving(
     platform: Platform, *, lead: bool, access_log: bool, deliver: bool = False, cors_origins: Sequence[str] = ()
-) -> Iterator[WSGIApp]:
+) -> Iterator[Served]:
     """One worker's app: its access log and periodic flush, and, in the lead, the chores and
     (unless turned off) webhook delivery."""
     sink = AccessLog(sys.stderr) if access_log else None
     chores = running_chores(platform) if lead else contextlib.nullcontext()
     sending = delivering(platform) if lead and deliver else contextlib.nullcontext()
     with flushing(platform, sink), chores, sending:
-        yield create_app(platform, access_log=sink, cors_origins=cors_origins)
+        app = create_app(platform, access_log=sink, cors_origins=cors_origins)
+        yield Served(app, FileBodyLimits(endpoints(platform.areas), lambda: platform.blobs.max_bytes))

@@ -10,13 +10,16 @@ connection reset.
 
 from __future__ import annotations
 
+import copy
 import logging
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
 from waitress.task import ErrorTask
 
 from ..errors import code_for_status, new_request_id
@@ -24,7 +27,16 @@ from ..middleware import ACCESS_LOG, access_line
 from ..resources import BODY_LIMIT_REASON, MAX_BODY_BYTES
 from ..wire import JSON, Wire
 
-__all__ = ["LINGER_BYTES", "LINGER_SECONDS", "MAX_REQUEST_BODY", "WAITRESS_OPTIONS", "SpecChannel", "SpecErrorTask"]
+__all__ = [
+    "LINGER_BYTES",
+    "LINGER_SECONDS",
+    "MAX_REQUEST_BODY",
+    "WAITRESS_OPTIONS",
+    "BodyLimit",
+    "SpecChannel",
+    "SpecErrorTask",
+    "channel_with",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +128,10 @@ def _error_body(request: Any, adj: Any, rid: str) -> bytes:
     code = code_for_status(status)
     if status == 413:
         declared = request.content_length or request.body_bytes_received or None
-        details: dict[str, Any] = {"field": "body", "value": declared, "reason": BODY_LIMIT_REASON}
-        return Wire.error(code, f"body: {BODY_LIMIT_REASON}", details, rid)
+        most = getattr(request, "most_body_bytes", None)
+        reason = BODY_LIMIT_REASON if most is None else f"must be at most {most} bytes"
+        details: dict[str, Any] = {"field": "body", "value": declared, "reason": reason}
+        return Wire.error(code, f"body: {reason}", details, rid)
     if status == 431:
         reason = f"must be at most {adj.max_request_header_size} bytes"
         return Wire.error(code, f"headers: {reason}", {"field": "headers", "reason": reason}, rid)
@@ -129,6 +143,34 @@ def _error_body(request: Any, adj: Any, rid: str) -> bytes:
     field = _FIELD_OF_REASON.get(reason)
     details = {"reason": reason} if field is None else {"field": field, "reason": reason}
     return Wire.error(code, f"{'malformed' if status == 400 else 'unsupported'} request: {reason}", details, rid)
+
+
+BodyLimit = Callable[[str, str], "int | None"]
+"""The most a route's body may hold (method, path), or None for waitress's own limit."""
+
+
+class RoutedBodyParser(HTTPRequestParser):
+    """waitress's request parser, with the body limit of the request's route once its request
+    line is read (``body_limit``): a route taking a file lets it through that far, and any other
+    body is still refused, unread, just above ``MAX_BODY_BYTES``."""
+
+    body_limit: BodyLimit
+    most_body_bytes: int | None = None
+    adj: Any
+
+    def parse_header(self, header_plus: bytes) -> None:
+        super().parse_header(header_plus)
+        most = self.body_limit(self.command, self.path)
+        if most is not None:
+            self.most_body_bytes = most
+            self.adj = copy.copy(self.adj)  # the server's, shared by every request
+            self.adj.max_request_body_size = most + 1  # waitress refuses at ``>=``
+
+
+def channel_with(body_limit: BodyLimit) -> type[SpecChannel]:
+    """``SpecChannel`` with the body limits of an app's routes."""
+    parser = type("RoutedBodyParser", (RoutedBodyParser,), {"body_limit": staticmethod(body_limit)})
+    return type("RoutedSpecChannel", (SpecChannel,), {"parser_class": parser})
 
 
 class SpecChannel(HTTPChannel):

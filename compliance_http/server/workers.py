@@ -23,20 +23,42 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
+import attrs
 import waitress
 from waitress.server import BaseWSGIServer
 
 from compliance_core import ValidationError
 
 from .sockets import bind, url_for
-from .waitress_server import WAITRESS_OPTIONS, SpecChannel
+from .waitress_server import WAITRESS_OPTIONS, BodyLimit, SpecChannel, channel_with
 
-__all__ = ["AppFactory", "DEFAULT_THREADS", "STOP_TIMEOUT", "ServerError", "WSGIApp", "WorkerPool", "serve_forever"]
+__all__ = [
+    "AppFactory",
+    "DEFAULT_THREADS",
+    "STOP_TIMEOUT",
+    "ServerError",
+    "Served",
+    "WSGIApp",
+    "WorkerPool",
+    "serve_forever",
+]
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-AppFactory = Callable[[], WSGIApp | contextlib.AbstractContextManager[WSGIApp]]
-"""Runs inside each worker after the fork. It returns the app, or a context manager yielding the
-app whose exit releases what the app holds (store connections) when the worker stops."""
+
+
+@attrs.frozen
+class Served:
+    """An app with what the server in front of it decides before the app sees a request: how
+    large a body each route lets through (a file upload's far more than a JSON body's)."""
+
+    app: WSGIApp
+    body_limit: BodyLimit
+
+
+AppFactory = Callable[[], WSGIApp | Served | contextlib.AbstractContextManager[WSGIApp | Served]]
+"""Runs inside each worker after the fork. It returns the app (or ``Served``), or a context
+manager yielding it whose exit releases what the app holds (store connections) when the worker
+stops."""
 
 DEFAULT_THREADS = 2
 """Request handlers here are CPU-bound under the GIL (the store's writes are batched, its reads
@@ -215,12 +237,13 @@ def _worker_main(
         server.run()
 
 
-def _create_server(app: WSGIApp, sock: socket.socket, threads: int) -> Any:
+def _create_server(app: WSGIApp | Served, sock: socket.socket, threads: int) -> Any:
     """waitress on ``sock``, answering the requests it refuses itself in the spec's shape."""
-    server = waitress.create_server(app, sockets=[sock], threads=threads, **WAITRESS_OPTIONS)
+    served = app.app if isinstance(app, Served) else app
+    server = waitress.create_server(served, sockets=[sock], threads=threads, **WAITRESS_OPTIONS)
     if not isinstance(server, BaseWSGIServer):  # one socket: waitress returns its server itself
         raise ServerError(f"unexpected waitress server {type(server).__name__}")
-    server.channel_class = SpecChannel
+    server.channel_class = channel_with(app.body_limit) if isinstance(app, Served) else SpecChannel
     return server
 
 
@@ -240,10 +263,10 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _enter_app(made: Any, stack: contextlib.ExitStack) -> WSGIApp:
+def _enter_app(made: Any, stack: contextlib.ExitStack) -> WSGIApp | Served:
     if isinstance(made, contextlib.AbstractContextManager):
-        return cast(WSGIApp, stack.enter_context(made))
-    return cast(WSGIApp, made)
+        return cast(WSGIApp | Served, stack.enter_context(made))
+    return cast(WSGIApp | Served, made)
 
 
 def _describe(error: BaseException) -> str:

@@ -10,8 +10,10 @@ same three transports on PostgreSQL (``local+postgresql``, ``wsgi+postgresql``,
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -179,3 +181,38 @@ def start_server(
         assert time.monotonic() < deadline, "no /v1/health"
         time.sleep(0.05)
     return ServerProcess(process=process, url=url, startup="".join(lines), errors=errors)
+
+
+def _address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def exchange(url: str, data: bytes, timeout: float = 20) -> tuple[int, dict[str, str], bytes]:
+    """Send raw bytes (all of them: a server that stops reading early fails ``sendall`` with a
+    reset), then read the answer until the server closes; status, headers, body."""
+    with socket.create_connection(_address(url), timeout=timeout) as sock:
+        sock.sendall(data)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def spec_error(status: int, headers: dict[str, str], body: bytes, expected: int) -> dict[str, Any]:
+    """Assert the spec's error body with its X-Request-Id; return the error object."""
+    assert status == expected, body
+    assert headers["content-type"] == "application/json"
+    document = json.loads(body)
+    assert set(document) == {"error", "requestId"}
+    assert set(document["error"]) == {"code", "message", "details"}
+    assert document["requestId"].startswith("req_") and document["requestId"] == headers["x-request-id"]
+    return document["error"]  # type: ignore[no-any-return]
+
+
+def chunked(total: int, size: int = 65536) -> bytes:
+    chunk = f"{size:x}\r\n".encode() + b"x" * size + b"\r\n"
+    return chunk * (total // size + 1) + b"0\r\n\r\n"

@@ -24,7 +24,7 @@ import pytest
 
 from compliance_http.resources import MAX_BODY_BYTES
 from compliance_http.server import MAX_REQUEST_BODY, WorkerPool, bind, url_for
-from e2e_support import ServerProcess, start_server
+from e2e_support import ServerProcess, chunked, exchange, spec_error, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -45,41 +45,6 @@ def owner_key(server: ServerProcess) -> str:
     return found.group(1)
 
 
-def _address(url: str) -> tuple[str, int]:
-    host, port = url.removeprefix("http://").rsplit(":", 1)
-    return host, int(port)
-
-
-def exchange(url: str, data: bytes, timeout: float = 20) -> tuple[int, dict[str, str], bytes]:
-    """Send raw bytes (all of them: a server that stops reading early fails ``sendall`` with a
-    reset), then read the answer until the server closes; status, headers, body."""
-    with socket.create_connection(_address(url), timeout=timeout) as sock:
-        sock.sendall(data)
-        received = b""
-        while chunk := sock.recv(65536):
-            received += chunk
-    head, _, body = received.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    return int(status_line.split()[1]), headers, body
-
-
-def spec_error(status: int, headers: dict[str, str], body: bytes, expected: int) -> dict[str, Any]:
-    """Assert the spec's error body with its X-Request-Id; return the error object."""
-    assert status == expected, body
-    assert headers["content-type"] == "application/json"
-    document = json.loads(body)
-    assert set(document) == {"error", "requestId"}
-    assert set(document["error"]) == {"code", "message", "details"}
-    assert document["requestId"].startswith("req_") and document["requestId"] == headers["x-request-id"]
-    return document["error"]  # type: ignore[no-any-return]
-
-
-def _chunked(total: int, size: int = 65536) -> bytes:
-    chunk = f"{size:x}\r\n".encode() + b"x" * size + b"\r\n"
-    return chunk * (total // size + 1) + b"0\r\n\r\n"
-
-
 POST = b"POST /v1/vendors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 CASES = {
     "nul-in-header": (b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Note: a\x00b\r\n\r\n", 400, "headers"),
@@ -93,7 +58,7 @@ CASES = {
     ),
     "announced-100-mb": (POST + b"Content-Length: 100000000\r\n\r\n" + b"x" * 1000, 413, "body"),
     "sent-20-mb": (POST + b"Content-Length: 20000000\r\n\r\n" + b"x" * 20_000_000, 413, "body"),
-    "chunked-over-the-limit": (POST + b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(MAX_REQUEST_BODY), 413, "body"),
+    "chunked-over-the-limit": (POST + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(MAX_REQUEST_BODY), 413, "body"),
 }
 
 
