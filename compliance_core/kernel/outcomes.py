@@ -5,8 +5,10 @@ A failing run fails its task and opens a finding; a passing run adds a piece of 
 task. The tasks, findings and evidence areas each offer their part among their ``Area(ports=...)``
 (found with ``port_of``); each works inside the write that completes the run, so the run, the
 task's status, the finding and the evidence commit together or not at all, with their own
-areas' events and audit entries. A platform built without one of those areas simply skips that
-consequence.
+areas' events and audit entries. A task's automation status follows its automations the same
+way, inside the write adding, enabling, disabling or deleting one: ``automated`` with its first
+enabled automation, ``manual`` again when the last is disabled or deleted. A platform built
+without one of those areas simply skips that consequence.
 """
 
 from __future__ import annotations
@@ -65,9 +67,12 @@ class PassedCheck:
 class TaskVerdicts:
     """Offered by the tasks area: ``fail(tx, organization_id, task_id, now)`` sets the task
     ``failed`` (recording the tasks area's own events); nothing when it is failed already or
-    gone."""
+    gone. ``automated(tx, organization_id, task_id, automated, now)`` sets the task's automation
+    status (``automated`` when True, else ``manual``) when its automations cross between none
+    enabled and some; nothing when the task has that status already or is gone."""
 
     fail: Callable[[Tx, str, str, dt.datetime], None]
+    automated: Callable[[Tx, str, str, bool, dt.datetime], None]
 
 
 @attrs.frozen(kw_only=True)

@@ -36,7 +36,7 @@ from compliance_core.areas.automations import (
 from compliance_core.areas.automations.models import Assertion, AssertionType
 from compliance_core.areas.evidence import EvidenceSource
 from compliance_core.areas.findings import FindingFilter, FindingSource, FindingStatus
-from compliance_core.areas.tasks import NewTask, TaskStatus
+from compliance_core.areas.tasks import NewTask, TaskAutomationStatus, TaskPatch, TaskStatus
 from compliance_core.areas.webhooks import WebhookPolicy
 from compliance_core.kernel.audit import AuditFilter
 from compliance_core.kernel.errors import Forbidden, NotFound, ValidationError
@@ -703,6 +703,100 @@ def test_every_write_is_an_event_and_an_audit_entry(
         "automation.updated",
         "automation.updated",
     ]
+
+
+# -- the task's automation status -------------------------------------------------------------
+
+MANUAL, AUTOMATED = TaskAutomationStatus.MANUAL, TaskAutomationStatus.AUTOMATED
+
+
+def _status_of(platform: Platform, owner: Actor, task_id: str) -> TaskAutomationStatus:
+    return platform.tasks.get(owner, task_id).automation_status
+
+
+def _status_changes(platform: Platform, task_id: str) -> list[tuple[str, str]]:
+    """The automation status moves the outbox holds for the task: (from, to), in order."""
+    with platform.uow.read() as session:
+        messages = session[OUTBOX].pending(1000)
+    return [
+        (message.payload["previous"]["automationStatus"], message.payload["data"]["automationStatus"])
+        for message in messages
+        if message.type == "task.updated"
+        and message.subject_id == task_id
+        and "automationStatus" in message.payload.get("previous", {})
+    ]
+
+
+def test_a_tasks_first_enabled_automation_makes_it_automated_and_its_last_one_deleted_manual(
+    platform: Platform, owner: Actor, task: Any
+) -> None:
+    assert _status_of(platform, owner, task.id) is MANUAL
+    first = platform.automations.add(owner, task.id, NewAutomation())
+    assert _status_of(platform, owner, task.id) is AUTOMATED
+    second = platform.automations.add(owner, task.id, NewAutomation(name="Second"))
+    platform.automations.delete(owner, task.id, first.id)
+    assert _status_of(platform, owner, task.id) is AUTOMATED  # the second one is still enabled
+    platform.automations.delete(owner, task.id, second.id)
+    assert _status_of(platform, owner, task.id) is MANUAL
+    assert _status_changes(platform, task.id) == [("manual", "automated"), ("automated", "manual")]
+
+
+def test_a_disabled_automation_leaves_the_task_manual_until_it_is_enabled_and_disabling_the_last_makes_it_manual(
+    platform: Platform, owner: Actor, task: Any
+) -> None:
+    made = platform.automations.add(owner, task.id, NewAutomation(is_enabled=False))
+    assert _status_of(platform, owner, task.id) is MANUAL
+    platform.automations.update(owner, task.id, made.id, AutomationPatch(name="Renamed"))
+    assert _status_of(platform, owner, task.id) is MANUAL
+    platform.automations.update(owner, task.id, made.id, AutomationPatch(is_enabled=True))
+    assert _status_of(platform, owner, task.id) is AUTOMATED
+    other = platform.automations.add(owner, task.id, NewAutomation(name="Other"))
+    platform.automations.update(owner, task.id, made.id, AutomationPatch(is_enabled=False))
+    assert _status_of(platform, owner, task.id) is AUTOMATED  # the other one is still enabled
+    platform.automations.update(owner, task.id, other.id, AutomationPatch(is_enabled=False))
+    assert _status_of(platform, owner, task.id) is MANUAL
+    platform.automations.delete(owner, task.id, made.id)  # a disabled one: nothing crosses
+    assert _status_changes(platform, task.id) == [("manual", "automated"), ("automated", "manual")]
+
+
+def test_each_change_of_the_automation_status_is_one_task_updated_event_and_one_audit_entry(
+    platform: Platform, owner: Actor, task: Any
+) -> None:
+    made = platform.automations.add(owner, task.id, NewAutomation())
+    platform.automations.add(owner, task.id, NewAutomation(name="Second"))  # no change: no event
+    platform.automations.update(owner, task.id, made.id, AutomationPatch(is_enabled=False))  # the second holds
+    platform.automations.delete(owner, task.id, made.id)
+    assert _status_changes(platform, task.id) == [("manual", "automated")]
+    entries = platform.audit_log.list(owner, AuditFilter(entity_id=task.id, action="task.updated")).items
+    assert [entry.changes for entry in entries] == [{"automationStatus": {"old": "manual", "new": "automated"}}]
+    assert entries[0].actor_role is owner.role  # the caller who changed the automations
+
+
+def test_a_status_set_by_hand_holds_until_the_automations_next_cross_between_none_enabled_and_some(
+    platform: Platform, owner: Actor, task: Any
+) -> None:
+    platform.tasks.update(owner, task.id, TaskPatch(automation_status="automated"))
+    made = platform.automations.add(owner, task.id, NewAutomation(is_enabled=False))
+    assert _status_of(platform, owner, task.id) is AUTOMATED  # a disabled automation says nothing
+    platform.automations.update(owner, task.id, made.id, AutomationPatch(is_enabled=True))
+    platform.tasks.update(owner, task.id, TaskPatch(automation_status="manual"))
+    platform.automations.add(owner, task.id, NewAutomation(name="Second"))
+    assert _status_of(platform, owner, task.id) is MANUAL  # not its first enabled automation
+    platform.automations.update(owner, task.id, made.id, AutomationPatch(is_enabled=False))
+    assert _status_of(platform, owner, task.id) is MANUAL
+
+
+def test_deleting_a_task_with_enabled_automations_deletes_them_without_updating_the_task(
+    platform: Platform, owner: Actor, task: Any
+) -> None:
+    platform.automations.add(owner, task.id, NewAutomation())
+    platform.automations.add(owner, task.id, NewAutomation(name="Second"))
+    platform.tasks.delete(owner, task.id)
+    with pytest.raises(NotFound):
+        platform.tasks.get(owner, task.id)
+    with platform.uow.read() as session:
+        types = [m.type for m in session[OUTBOX].pending(1000) if m.subject_id == task.id]
+    assert types[-1] == "task.deleted" and types.count("task.updated") == 1  # only the first automation's
 
 
 # -- two workers ----------------------------------------------------------------------------------

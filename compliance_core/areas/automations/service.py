@@ -5,8 +5,10 @@ A run is claimed inside a write (a ``running`` run naming the version; for the s
 automation's next due time moves on in the same write), the check is made outside any write (it
 may take up to its timeout), and a second write completes the run with its verdict and its
 consequences: a failed run fails the task and opens a finding, a passed run adds evidence to the
-task, through the ports those areas offer (``kernel.outcomes``). Two workers running the chore at
-once claim each due time once: the second finds the due time moved on inside its own write.
+task, through the ports those areas offer (``kernel.outcomes``). The task's automation status
+follows its automations the same way: ``automated`` with its first enabled one, ``manual`` when the
+last enabled one is disabled or deleted. Two workers running the chore at once claim each due
+time once: the second finds the due time moved on inside its own write.
 """
 
 from __future__ import annotations
@@ -184,6 +186,8 @@ class AutomationService:
             tx[AUTOMATIONS].add(automation)
             tx.record(AutomationCreated(organization_id=actor.organization_id, subject=automation))
             self._publish(tx, automation, actor.principal, data.changelog, now)
+            if automation.is_enabled:
+                self._follow(tx, automation, now)
             return automation
 
         with self.uow.write(actor) as tx:
@@ -239,12 +243,17 @@ class AutomationService:
             tx.record(AutomationUpdated(organization_id=actor.organization_id, subject=updated, previous=previous))
             if republished:
                 self._publish(tx, updated, actor.principal, changelog, now)
+            if "is_enabled" in previous:
+                self._follow(tx, updated, now)
             return updated
 
     @operation(AUTOMATION_WRITE, Route("DELETE", _ONE, "Delete an automation with its versions and runs"), result=None)
     def delete(self, actor: Actor, task_id: str, automation_id: str) -> None:
         with self.uow.write(actor) as tx:
-            self._delete(tx, _automation(tx, actor.organization_id, task_id, automation_id))
+            automation = _automation(tx, actor.organization_id, task_id, automation_id)
+            self._delete(tx, automation)
+            if automation.is_enabled:
+                self._follow(tx, attrs.evolve(automation, is_enabled=False), self.uow.clock.now())
 
     @operation(
         AUTOMATION_READ,
@@ -319,7 +328,8 @@ class AutomationService:
     # -- reactions -----------------------------------------------------------------------------
 
     def react(self, tx: Tx, event: Event) -> None:
-        """Inside the write deleting a task: its automations go with it (versions and runs too)."""
+        """Inside the write deleting a task: its automations go with it (versions and runs too).
+        The task's automation status is left alone: the task is gone."""
         if event.type != TASK_DELETED:
             return
         for automation in every(tx[AUTOMATIONS], event.organization_id, AutomationFilter(task_id=event.subject_id)):
@@ -367,6 +377,22 @@ class AutomationService:
         if errors:
             raise ValidationError.every(errors)
         return attrs.evolve(definition, schedule=schedule)
+
+    def _follow(self, tx: Tx, automation: Automation, now: dt.datetime) -> None:
+        """After ``automation`` became enabled (added so, or switched on) or stopped being so
+        (switched off, or deleted: passed as disabled), the task follows when that crossed
+        between none of its automations enabled and some: its first enabled automation makes it
+        ``automated``, its last one gone ``manual``, through the port the tasks area offers. Any
+        other change leaves it alone, so a status a person set by hand holds until the next
+        crossing."""
+        verdicts = port_of(self.ports, TaskVerdicts)
+        if verdicts is None:
+            return
+        organization_id = automation.organization_id
+        enabled = AutomationFilter(task_id=automation.task_id, is_enabled=True)
+        _, total = tx[AUTOMATIONS].list(organization_id, enabled, PageRequest(per_page=1))
+        if total == (1 if automation.is_enabled else 0):
+            verdicts.automated(tx, organization_id, automation.task_id, automation.is_enabled, now)
 
     def _publish(self, tx: Tx, automation: Automation, by: str | None, changelog: str, now: dt.datetime) -> None:
         version = AutomationVersion(

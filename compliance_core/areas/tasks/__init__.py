@@ -121,6 +121,17 @@ def _fail(tx: Tx, organization_id: str, task_id: str, now: dt.datetime) -> None:
     write(tx, task, {"status": TaskStatus.FAILED}, TaskUpdated, now, check=False)
 
 
+def _automated(tx: Tx, organization_id: str, task_id: str, automated: bool, now: dt.datetime) -> None:
+    """A task's first enabled automation makes it ``automated``, and its last one disabled or
+    deleted ``manual`` (``kernel.outcomes``): recorded as any change of the task (``task.updated``,
+    audited), and not at all when the task has that status already or is gone."""
+    task = tx[TASKS].get(organization_id, task_id)
+    if task is None:
+        return
+    status = TaskAutomationStatus.AUTOMATED if automated else TaskAutomationStatus.MANUAL
+    write(tx, task, {"automation_status": status}, TaskUpdated, now, check=False)
+
+
 def _service(context: Context) -> TaskService:
     service = TaskService(context.uow, context.pages)
     context.uow.react(service.react)
@@ -136,7 +147,10 @@ AREA = Area(
     records=(TASKS,),
     events=EVENTS,
     links=(Linkable(kind="task", records=TASKS, state=_serves, updated=TaskUpdated),),
-    ports=(Commentable(kind="task", records=TASKS, read=TASK_MINE, visible=_seen), TaskVerdicts(fail=_fail)),
+    ports=(
+        Commentable(kind="task", records=TASKS, read=TASK_MINE, visible=_seen),
+        TaskVerdicts(fail=_fail, automated=_automated),
+    ),
     chores=(
         Chore(
             name="reopen recurring tasks that fell due",
