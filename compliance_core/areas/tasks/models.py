@@ -282,8 +282,9 @@ class TaskCreated(Event):
 
 
 class TaskUpdated(Event):
-    """Some of a task's fields changed (by PATCH, a bulk change, a reassignment, a reschedule or
-    a link made from a control); ``previous`` holds their old values."""
+    """Some of a task's fields changed (by PATCH, a bulk change, a reassignment, a reschedule, a
+    link made from a control, or its first or last enabled automation setting
+    ``automationStatus``); ``previous`` holds their old values."""
 
     type = "task.updated"
 
