@@ -1,7 +1,8 @@
 """Evidence exports over HTTP on every store: a task's ZIP and the organization's (auditor, admin
 and owner only), opened with zipfile, every SHA-256 checked, the signature checked with
 cryptography against GET /v1/evidence-export/public-key, two downloads byte-identical, the job's
-202 + Location and progress, and verify (base64 and multipart) failing on one byte changed."""
+202 + Location and progress, verify (base64 and multipart) failing on one byte changed, and one
+automation's evidence as a PDF download (text read with pypdf)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pypdf
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
@@ -211,3 +213,53 @@ def test_an_export_job_answers_202_with_its_location_and_progress(
     error(other.get(location), 404, "not_found")
     error(other.get(location + "/download"), 404, "not_found")
     error(api.post("/v1/evidence-export/jobs", {"includeJson": "yes"}), 400, "validation_error", "includeJson")
+
+
+def _automation(api: Api, task: str) -> str:
+    """An automation of the task, run once now (no URL yet: an ``error`` run, made offline)."""
+    made = api.post(f"/v1/tasks/{task}/automations", {"name": "Status page answers", "schedule": "monthly"})
+    assert made.status_code == 201, made.text
+    automation = str(made.json["id"])
+    ran = api.post(f"/v1/tasks/{task}/automations/{automation}/run")
+    assert ran.status_code == 201 and ran.json["status"] == "error", ran.text
+    return automation
+
+
+def test_an_automation_pdf_downloads_with_its_runs(api: Api, task: str, other: Api) -> None:
+    automation = _automation(api, task)
+    path = f"/v1/tasks/{task}/evidence/automation/{automation}/pdf"
+    got = api.get(path)
+    assert got.status_code == 200, got.text
+    assert got.headers["Content-Type"] == "application/pdf"
+    disposition = got.headers["Content-Disposition"]
+    assert "attachment" in disposition and f"evidence-{automation}.pdf" in disposition
+    assert got.content.startswith(b"%PDF-")
+    text = " ".join(" ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(got.content)).pages).split())
+    assert "Status page answers" in text and "schedule: monthly" in text
+    assert "Run 1: error" in text and "Error: the automation has no URL to probe yet" in text
+    assert api.get(path).content == got.content  # the same records, the same bytes
+    error(other.get(path), 404, "not_found")
+
+
+def test_an_automation_pdf_is_a_404_under_another_task(api: Api, task: str) -> None:
+    automation = _automation(api, task)
+    another = api.post("/v1/tasks", {"title": "Another task"})
+    assert another.status_code == 201, another.text
+    details = error(api.get(f"/v1/tasks/{another.json['id']}/evidence/automation/{automation}/pdf"), 404, "not_found")
+    assert details == {"resource": "automation", "id": automation}
+    assert error(api.get(f"/v1/tasks/{task}/evidence/automation/aut_missing/pdf"), 404, "not_found") == {
+        "resource": "automation",
+        "id": "aut_missing",
+    }
+
+
+def test_a_task_export_holds_each_automations_pdf(api: Api, task: str) -> None:
+    automation = _automation(api, task)
+    got = api.get(f"/v1/tasks/{task}/evidence/export")
+    assert got.status_code == 200, got.text
+    manifest = _checked(api, got.content)
+    path = f"tasks/{task}/automations/{automation}.pdf"
+    assert path in {f["path"] for f in manifest["files"]}
+    assert [a["pdf"] for a in manifest["tasks"][0]["automations"]] == [path]
+    assert _zip(got.content).read(path).startswith(b"%PDF-")
+    assert _verify(api, got.content)["valid"] is True

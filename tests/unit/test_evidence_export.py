@@ -1,7 +1,8 @@
 """Evidence exports in-process: the ZIP's contents and manifest, its signature checked with
 ``cryptography`` against the published key, reproducibility, redaction, verification (one byte
 changed, a file added or missing, another instance's key), the framework/period/asOf scope, the
-job and its progress, the key file, and who may export."""
+job and its progress, the key file, who may export, and a task automation's evidence as a PDF
+(alone and inside the task's ZIP)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pypdf
 import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from compliance_core import Actor, FrozenClock, Platform, Role, SequentialIds
+from compliance_core.areas.automations import (
+    AUTOMATION_RUNS,
+    AutomationPatch,
+    AutomationRun,
+    NewAutomation,
+    RunStatus,
+    RunTrigger,
+)
 from compliance_core.areas.evidence.models import NewEvidence, NewVersion
 from compliance_core.areas.evidence_export import (
     REDACTED,
@@ -31,6 +41,7 @@ from compliance_core.areas.evidence_export import (
     NewEvidenceExport,
     TaskExportQuery,
     VerifyExport,
+    automation_report,
     is_secret_key,
     redact,
     redact_json,
@@ -480,3 +491,165 @@ def test_a_large_file_streams_through_the_export_in_flat_memory(tmp_path: Path, 
         tracemalloc.stop()
     assert written > size
     assert peak < 8 * 1024 * 1024, peak
+
+
+# -- a task automation's evidence as a PDF -----------------------------------------------------------
+
+
+def _pdf_text(data: bytes) -> str:
+    """The PDF's text, as pypdf extracts it, with its lines joined by single spaces."""
+    return " ".join(" ".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(data)).pages).split())
+
+
+@pytest.fixture
+def automation(platform: Platform, owner: Actor, task: str) -> str:
+    """An automation in its second version, run three times: now by the owner (its probe has no
+    URL: an error), then on its schedule (passed, with evidence; failed, opening a finding)."""
+    made = platform.automations.add(
+        owner,
+        task,
+        NewAutomation(name="Status page answers", description="The status page is up.", schedule="monthly"),
+    )
+    platform.automations.update(owner, task, made.id, AutomationPatch(schedule="quarterly", changelog="Less often."))
+    platform.automations.run(owner, task, made.id)
+    _add_runs(platform, owner, task, made.id, 2, start=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+    return made.id
+
+
+def _add_runs(platform: Platform, owner: Actor, task: str, automation_id: str, count: int, start: dt.datetime) -> None:
+    """``count`` scheduled runs an hour apart from ``start``, alternately passed and failed (as the
+    schedule's chore records them), written straight to the automations area's table."""
+    with platform.uow.write(None) as tx:
+        for n in range(count):
+            at = start + dt.timedelta(hours=n)
+            passed = n % 2 == 0
+            tx[AUTOMATION_RUNS].add(
+                AutomationRun(
+                    id=f"atr_{automation_id}_{n:04d}",
+                    organization_id=owner.organization_id,
+                    task_id=task,
+                    automation_id=automation_id,
+                    automation_name="Status page answers",
+                    version=2,
+                    status=RunStatus.PASSED if passed else RunStatus.FAILED,
+                    triggered_by=RunTrigger.SCHEDULE,
+                    due_at=at,
+                    reason=f"check {n}: " + ("every assertion held" if passed else "status 503, expected 200"),
+                    duration_ms=120,
+                    started_at=at,
+                    completed_at=at + dt.timedelta(seconds=1),
+                    evidence_id="evd_seen" if passed else None,
+                    finding_id=None if passed else "fnd_opened",
+                    created_at=at,
+                    updated_at=at + dt.timedelta(seconds=1),
+                )
+            )
+
+
+def test_an_automation_pdf_names_the_automation_and_its_runs_newest_first(
+    platform: Platform, owner: Actor, task: str, automation: str
+) -> None:
+    download = platform.evidence_export.automation_pdf(owner, task, automation)
+    assert download.media_type == "application/pdf" and download.filename == f"evidence-{automation}.pdf"
+    data = download.read()
+    assert data.startswith(b"%PDF-")
+    text = _pdf_text(data)
+    assert "Status page answers" in text and "The status page is up." in text
+    assert f"Automation {automation} of task {task}" in text
+    assert "Enabled: yes; schedule: quarterly; definition version 2" in text
+    assert "Less often." in text  # the current version's changelog
+    assert "All 3 runs, newest first." in text
+    newest, middle, oldest = (text.index(f"Run {n}:") for n in (3, 2, 1))
+    assert newest < middle < oldest
+    assert "Run 3: failed" in text and "Verdict: failed; reason: check 1: status 503, expected 200" in text
+    assert "Produced: finding fnd_opened" in text
+    assert "Run 2: passed" in text and "Produced: evidence evd_seen added to the task" in text
+    assert "Triggered by: the schedule, due 2030-01-01 00:00:00 UTC" in text
+    assert "Started 2030-01-01 01:00:00 UTC; completed 2030-01-01 01:00:01 UTC (120 ms)" in text
+    assert "Run 1: error" in text and "Verdict: none (the check could not be made)" in text
+    assert "Error: the automation has no URL to probe yet" in text
+    assert "Triggered by: run now by" in text
+
+
+def test_an_automation_pdf_lists_the_latest_runs_and_says_how_many_are_left_out(
+    platform: Platform, owner: Actor, task: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert automation_report.MAX_RUNS == 200
+    monkeypatch.setattr(automation_report, "MAX_RUNS", 4)  # the same rule, on a PDF quick to lay out
+    made = platform.automations.add(owner, task, NewAutomation(name="Backups ran"))
+    _add_runs(platform, owner, task, made.id, 7, start=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+    text = _pdf_text(platform.evidence_export.automation_pdf(owner, task, made.id).read())
+    assert "The latest 4 of 7 runs, newest first; the 3 older runs are left out" in text
+    assert [n for n in range(1, 8) if f"Run {n}:" in text] == [4, 5, 6, 7]
+    assert f"atr_{made.id}_0006" in text and f"atr_{made.id}_0002" not in text
+
+
+def test_an_automation_pdf_is_a_404_for_another_tasks_or_organizations_automation(
+    platform: Platform, owner: Actor, task: str, automation: str, other_org: Actor
+) -> None:
+    other_task = platform.tasks.create(owner, NewTask(title="Another task")).id
+    for task_id, automation_id, resource in (
+        (other_task, automation, "automation"),  # it exists, but is not this task's
+        (task, "aut_missing", "automation"),
+        ("tsk_missing", automation, "task"),
+    ):
+        with pytest.raises(NotFound) as raised:
+            platform.evidence_export.automation_pdf(owner, task_id, automation_id)
+        assert raised.value.details == {
+            "resource": resource,
+            "id": automation_id if resource == "automation" else task_id,
+        }
+    theirs = platform.tasks.create(other_org, NewTask(title="Their task")).id
+    with pytest.raises(NotFound):
+        platform.evidence_export.automation_pdf(other_org, task, automation)
+    with pytest.raises(NotFound):
+        platform.evidence_export.automation_pdf(other_org, theirs, automation)
+
+
+def test_an_automation_pdf_has_the_same_bytes_for_the_same_records(
+    platform: Platform, owner: Actor, task: str, automation: str, clock: FrozenClock
+) -> None:
+    first = platform.evidence_export.automation_pdf(owner, task, automation).read()
+    clock.advance(days=3)  # the moment it is asked for is not in it
+    assert platform.evidence_export.automation_pdf(owner, task, automation).read() == first
+    platform.automations.run(owner, task, automation)  # a new run: new bytes
+    again = platform.evidence_export.automation_pdf(owner, task, automation).read()
+    assert again != first and "All 4 runs" in _pdf_text(again)
+
+
+def test_a_task_zip_holds_a_pdf_per_automation_listed_and_signed_in_the_manifest(
+    platform: Platform, owner: Actor, task: str, evidence: dict[str, str], automation: str, clock: FrozenClock
+) -> None:
+    second = platform.automations.add(owner, task, NewAutomation(name="Second check")).id
+    data = platform.evidence_export.export(owner, task).read()
+    archive = _zip(data)
+    names = archive.namelist()
+    assert names[:-3] == sorted(names[:-3])
+    paths = [f"tasks/{task}/automations/{automation}.pdf", f"tasks/{task}/automations/{second}.pdf"]
+    manifest = _manifest(data)
+    listed = {f["path"]: f for f in manifest["files"]}
+    for path in paths:
+        content = archive.read(path)
+        assert content.startswith(b"%PDF-") and hashlib.sha256(content).hexdigest() == listed[path]["sha256"]
+    assert manifest["tasks"][0]["automations"] == [
+        {
+            "id": automation,
+            "name": "Status page answers",
+            "version": 2,
+            "totalRuns": 3,
+            "runsInPdf": 3,
+            "pdf": paths[0],
+        },
+        {"id": second, "name": "Second check", "version": 1, "totalRuns": 0, "runsInPdf": 0, "pdf": paths[1]},
+    ]
+    assert "Run 3: failed" in _pdf_text(archive.read(paths[0]))
+    assert _verify(platform, owner, data).valid
+    clock.advance(days=1)
+    assert platform.evidence_export.export(owner, task).read() == data  # still reproducible
+    # asOf leaves out the runs made after it (the two scheduled runs are dated 2030)
+    as_of = dt.datetime(2029, 1, 1, tzinfo=dt.UTC)
+    earlier = _manifest(platform.evidence_export.export(owner, task, TaskExportQuery(as_of=as_of)).read())
+    assert [(a["id"], a["totalRuns"], a["runsInPdf"]) for a in earlier["tasks"][0]["automations"]] == [
+        (automation, 1, 1),
+        (second, 0, 0),
+    ]

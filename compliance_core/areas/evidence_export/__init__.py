@@ -6,7 +6,8 @@ ZIP) and **Evidence Export (Auditor)** (the organization's ZIP, now or as a job 
 with its progress, the instance's public key and the verification of an export sent back), the
 second readable by Auditor, Admin and Owner only. ``bundle`` writes the ZIP (reproducible,
 streamed, signed), ``redaction`` takes secrets out of JSON evidence, ``verify`` checks an export,
-``pdf`` lays out a task's summary through the PDF port. See docs/evidence-export.md.
+``pdf`` lays out a task's summary through the PDF port, ``automation_report`` a task automation's
+evidence (alone, and inside the task's ZIP). See docs/evidence-export.md and docs/evidence.md.
 """
 
 from __future__ import annotations

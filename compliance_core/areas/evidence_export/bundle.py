@@ -43,9 +43,13 @@ __all__ = [
     "ENTRY_TIME",
     "ExportedTask",
     "ExportedControl",
+    "ExportedRun",
+    "ExportedAutomation",
     "Contents",
     "export_chunks",
     "manifest_bytes",
+    "summary_path",
+    "automation_path",
     "wire_time",
 ]
 
@@ -86,6 +90,59 @@ class ExportedControl:
 
 
 @attrs.frozen(kw_only=True)
+class ExportedRun:
+    """What an export takes of one run of a task automation (the automations area's record)."""
+
+    id: str
+    version: int
+    status: str
+    triggered_by: str
+    triggered_by_id: str | None
+    triggered_by_name: str | None
+    due_at: dt.datetime | None
+    reason: str
+    duration_ms: int | None
+    started_at: dt.datetime
+    completed_at: dt.datetime | None
+    evidence_id: str | None
+    finding_id: str | None
+    updated_at: dt.datetime
+
+
+@attrs.frozen(kw_only=True)
+class ExportedAutomation:
+    """What an export takes of a task automation: its definition's gist, its current version and
+    its latest runs, newest first (at most ``MAX_RUNS`` of ``total_runs``)."""
+
+    id: str
+    task_id: str
+    task_title: str
+    name: str
+    description: str
+    is_enabled: bool
+    kind: str
+    method: str
+    target: str | None
+    """The probe's URL, or the callable's name."""
+    schedule: str | None
+    version: int
+    version_published_at: dt.datetime | None
+    version_changelog: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    runs: tuple[ExportedRun, ...]
+    total_runs: int
+
+    @property
+    def latest_change(self) -> dt.datetime:
+        """The newest time its records hold: the date of its PDF when no ``asOf`` dates it."""
+        times = [self.updated_at, *(run.updated_at for run in self.runs)]
+        if self.version_published_at is not None:
+            times.append(self.version_published_at)
+        return max(times)
+
+
+@attrs.frozen(kw_only=True)
 class Contents:
     """Everything an export holds but the bytes of its files, read in one transaction."""
 
@@ -100,6 +157,8 @@ class Contents:
     evidence: tuple[LedgerEntry, ...]
     missing: frozenset[str] = frozenset()
     """SHA-256 of files the blob store does not have (named in the manifest as left out)."""
+    automations: tuple[ExportedAutomation, ...] = ()
+    """The tasks' automations, each packed as its own PDF (``automation_path``)."""
 
 
 def wire_time(value: dt.datetime | dt.date | None) -> str | None:
@@ -119,6 +178,11 @@ def _path(entry: LedgerEntry) -> str:
 
 def summary_path(task_id: str) -> str:
     return f"tasks/{task_id}/summary.pdf"
+
+
+def automation_path(automation: ExportedAutomation) -> str:
+    """Under its task, before the task's evidence in path order (``automations`` < ``evidence``)."""
+    return f"tasks/{automation.task_id}/automations/{automation.id}.pdf"
 
 
 class _Sink(io.RawIOBase):
@@ -202,12 +266,15 @@ def export_chunks(
     signer: Signer,
     summary: Callable[[ExportedTask], bytes],
     progress: Callable[[int], None] | None = None,
+    report: Callable[[ExportedAutomation], bytes] | None = None,
 ) -> Iterator[bytes]:
     """The export's ZIP, as a stream of chunks.
 
     :param blobs: the blob store, opened only when a file is to be copied
     :param summary: the PDF summarising a task (rendered when its entry is written)
     :param progress: called with the number of tasks packed so far, after each task
+    :param report: the PDF of one of a task's automations (rendered when its entry is written);
+        needed when ``contents`` holds automations
     """
     stream = _ZipStream()
     organization = contents.organization_id
@@ -216,7 +283,13 @@ def export_chunks(
     by_task: dict[str, list[LedgerEntry]] = {}
     for entry in contents.evidence:
         by_task.setdefault(entry.task_id, []).append(entry)
+    automations = _automations_by_task(contents)
     for done, task in enumerate(sorted(contents.tasks, key=lambda t: t.id), 1):
+        for automation in automations.get(task.id, ()):
+            assert report is not None, "an export holding automations needs their report"
+            path = automation_path(automation)
+            sha256, size = yield from stream.add(path, _one(report(automation)), compress=False)
+            files.append({"path": path, "sha256": sha256, "size": size})
         entries = sorted(by_task.get(task.id, ()), key=lambda e: (_path(e), e.evidence_id, e.version))
         for entry in entries:
             described = _described(entry)
@@ -254,6 +327,13 @@ def export_chunks(
     yield from stream.add(SIGNATURE, _one(signature), compress=False)
     yield from stream.add(PUBLIC_KEY, _one(signer.public_key_pem.encode("ascii")), compress=False)
     yield stream.finish()
+
+
+def _automations_by_task(contents: Contents) -> dict[str, list[ExportedAutomation]]:
+    by_task: dict[str, list[ExportedAutomation]] = {}
+    for automation in sorted(contents.automations, key=automation_path):
+        by_task.setdefault(automation.task_id, []).append(automation)
+    return by_task
 
 
 def _left_out(entry: LedgerEntry, contents: Contents) -> str | None:
@@ -300,6 +380,7 @@ def _described(entry: LedgerEntry) -> dict[str, Any]:
 def _manifest(
     contents: Contents, signer: Signer, files: Sequence[dict[str, Any]], evidence: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
+    automations = _automations_by_task(contents)
     return {
         "format": FORMAT,
         "organization": {"id": contents.organization_id, "name": contents.organization_name},
@@ -330,6 +411,17 @@ def _manifest(
                 "controlIds": sorted(task.control_ids),
                 "approvedAt": wire_time(task.approved_at),
                 "summary": summary_path(task.id),
+                "automations": [
+                    {
+                        "id": automation.id,
+                        "name": automation.name,
+                        "version": automation.version,
+                        "totalRuns": automation.total_runs,
+                        "runsInPdf": len(automation.runs),
+                        "pdf": automation_path(automation),
+                    }
+                    for automation in automations.get(task.id, ())
+                ],
             }
             for task in sorted(contents.tasks, key=lambda t: t.id)
         ],

@@ -4,8 +4,9 @@ The Evidence Export area answers for one task (its evidence summarised, its ZIP)
 Export (Auditor) area for the whole organization (its ZIP now, or as a job built by the worker),
 the instance's public key and the verification of an export sent back. Tasks and controls are
 read through the tables their areas offer as ``Commentable`` (what an export reads of them is
-``_task`` and ``_control``), evidence through the ``EvidenceLedger`` port, files from the blob
-store and the key from the signing port: no other area is imported.
+``_task`` and ``_control``), evidence through the ``EvidenceLedger`` port, task automations and
+their runs through handles on the automations area's tables (``automation_report``), files from
+the blob store and the key from the signing port: no other area is imported.
 """
 
 from __future__ import annotations
@@ -32,7 +33,17 @@ from ...kernel.signing import signer_of
 from ...kernel.subjects import commentables
 from ...kernel.uow import Context, UnitOfWork
 from ...kernel.uploads import content_of
-from .bundle import Contents, ExportedControl, ExportedTask, export_chunks, wire_time
+from .automation_report import automation_document, automation_of, automations_of
+from .bundle import (
+    Contents,
+    ExportedAutomation,
+    ExportedControl,
+    ExportedTask,
+    automation_path,
+    export_chunks,
+    summary_path,
+    wire_time,
+)
 from .models import (
     EVIDENCE_EXPORTS,
     EXPORT_AUDIT,
@@ -61,6 +72,7 @@ from .verify import spool, verify
 __all__ = ["Exporter", "EvidenceExportService", "AuditorExportService", "STALE_AFTER"]
 
 ZIP = "application/zip"
+PDF = "application/pdf"
 FIXED_DATE = dt.datetime(1980, 1, 1, tzinfo=dt.UTC)
 """The date a summary PDF says it was made when no ``asOf`` was asked for: the export's bytes
 must not depend on the moment it is made."""
@@ -99,9 +111,11 @@ class Exporter:
         collected_from: dt.datetime | None = None,
         collected_to: dt.datetime | None = None,
         as_of: dt.datetime | None = None,
+        automations: bool = True,
     ) -> Contents:
         """What the export of ``tasks`` holds, read in ``session``; for a framework, only the tasks
-        of that framework (made from its templates, or serving one of its controls)."""
+        of that framework (made from its templates, or serving one of its controls). Without
+        ``automations``, the tasks' automations are not read (a summary does not show them)."""
         controls_table = self._table("control")
         controls: dict[str, ExportedControl] = {}
         for control_id in sorted({c for task in tasks for c in task.control_ids}):
@@ -149,6 +163,7 @@ class Exporter:
             framework_ids=tuple(sorted(frameworks)),
             evidence=tuple(entries),
             missing=missing,
+            automations=automations_of(session, organization_id, tasks, as_of) if automations else (),
         )
 
     def organization_tasks(
@@ -170,25 +185,34 @@ class Exporter:
         *,
         patient: bool = False,
     ) -> Iterator[bytes]:
-        """The ZIP; each task's summary from ``summaries`` (rendered beforehand) or rendered as
-        its entry is written (``patient``: waiting for a busy renderer instead of failing)."""
+        """The ZIP; each PDF (a task's summary, an automation's report) from ``summaries`` (by its
+        path in the ZIP, rendered beforehand) or rendered as its entry is written (``patient``:
+        waiting for a busy renderer instead of failing)."""
         rendered = summaries or {}
 
         def summary(task: ExportedTask) -> bytes:
-            found = rendered.get(task.id)
+            found = rendered.get(summary_path(task.id))
             return found if found is not None else self.summary(contents, task, patient=patient)
 
-        return export_chunks(contents, lambda: blobs_of(self.context), signer_of(self.context), summary, progress)
+        def report(automation: ExportedAutomation) -> bytes:
+            found = rendered.get(automation_path(automation))
+            return found if found is not None else self.packed_report(contents, automation, patient=patient)
+
+        return export_chunks(
+            contents, lambda: blobs_of(self.context), signer_of(self.context), summary, progress, report
+        )
 
     def summaries(self, contents: Contents) -> dict[str, bytes]:
-        """Every task's summary, rendered now (so a busy renderer refuses before the answer starts)."""
-        return {task.id: self.summary(contents, task) for task in contents.tasks}
+        """Every PDF of the export by its path (each task's summary, each automation's report),
+        rendered now (so a busy renderer refuses before the answer starts)."""
+        rendered = {summary_path(task.id): self.summary(contents, task) for task in contents.tasks}
+        for automation in contents.automations:
+            rendered[automation_path(automation)] = self.packed_report(contents, automation)
+        return rendered
 
     def summary(self, contents: Contents, task: ExportedTask, *, patient: bool = False) -> bytes:
-        if self._pdf is None:
-            self._pdf = self.renderer()
         date = contents.scope.get("asOf")
-        generated = dt.datetime.fromisoformat(date.replace("Z", "+00:00")) if date else FIXED_DATE
+        generated = _export_date(contents)
         document = SummaryDocument(
             name=task.title,
             description=task.description,
@@ -201,14 +225,40 @@ class Exporter:
                 f"Evidence summary of {contents.organization_name}" + (f" as of {date}" if date else ""),
             ),
         )
+        return self._render(f"Task {task.id}", document, generated, patient=patient)
+
+    def packed_report(self, contents: Contents, automation: ExportedAutomation, *, patient: bool = False) -> bytes:
+        """An automation's PDF inside an export: dated as the export's summaries are."""
+        generated = _export_date(contents)
+        document = automation_document(
+            automation, contents.organization_name, generated, as_of=contents.scope.get("asOf")
+        )
+        return self._render(f"Automation {automation.id}", document, generated, patient=patient)
+
+    def report(self, automation: ExportedAutomation, organization: str) -> bytes:
+        """An automation's PDF on its own: dated by the newest of its records, so the same
+        records give the same bytes."""
+        generated = automation.latest_change
+        document = automation_document(automation, organization, generated)
+        return self._render(f"Automation {automation.id}", document, generated, patient=False)
+
+    def _render(self, title: str, document: SummaryDocument, generated: dt.datetime, *, patient: bool) -> bytes:
+        if self._pdf is None:
+            self._pdf = self.renderer()
         for attempt in range(_RENDER_TRIES if patient else 1):
             try:
-                return self._pdf.render(f"Task {task.id}", [document], generated)
+                return self._pdf.render(title, [document], generated)
             except ServiceUnavailable:
                 if attempt + 1 >= (_RENDER_TRIES if patient else 1):
                     raise
                 time.sleep(1)  # the worker's build waits its turn behind the server's renders
         raise AssertionError("unreachable")
+
+
+def _export_date(contents: Contents) -> dt.datetime:
+    """The date an export's PDFs say they were made: its ``asOf``, else ``FIXED_DATE``."""
+    date = contents.scope.get("asOf")
+    return dt.datetime.fromisoformat(date.replace("Z", "+00:00")) if date else FIXED_DATE
 
 
 def _task(record: Any) -> ExportedTask:
@@ -298,7 +348,9 @@ class EvidenceExportService:
         now = self.uow.clock.now()
         with self.uow.read() as session:
             task = self.exporter.task(session, actor.organization_id, task_id)
-            contents = self.exporter.contents(session, actor.organization_id, [task], {}, include_json=True)
+            contents = self.exporter.contents(
+                session, actor.organization_id, [task], {}, include_json=True, automations=False
+            )
         items: dict[str, list[LedgerEntry]] = {}
         for entry in contents.evidence:
             items.setdefault(entry.evidence_id, []).append(entry)
@@ -320,7 +372,11 @@ class EvidenceExportService:
 
     @operation(
         EXPORT_READ,
-        Route("GET", _TASK_EVIDENCE + "/export", "A task's evidence as a signed ZIP (manifest, files, summary PDF)"),
+        Route(
+            "GET",
+            _TASK_EVIDENCE + "/export",
+            "A task's evidence as a signed ZIP (manifest, files, summary PDF, a PDF per automation)",
+        ),
         filters=TaskExportQuery,
         result=Download,
         media_type=ZIP,
@@ -340,6 +396,33 @@ class EvidenceExportService:
         summaries = self.exporter.summaries(contents)
         return Download(
             filename=f"evidence-{task.id}.zip", media_type=ZIP, chunks=self.exporter.chunks(contents, summaries)
+        )
+
+    @operation(
+        EXPORT_READ,
+        Route(
+            "GET",
+            _TASK_EVIDENCE + "/automation/{automation_id}/pdf",
+            "One automation's evidence as a PDF: its definition and its latest runs, newest first",
+        ),
+        result=Download,
+        media_type=PDF,
+        bounded=True,
+    )
+    def automation_pdf(self, actor: Actor, task_id: str, automation_id: str) -> Download:
+        """The automation (name, description, enabled, schedule, current version) and its latest
+        ``MAX_RUNS`` runs, each with its times, trigger, verdict, error and what it produced; the
+        same records give the same bytes (its date is the newest of theirs). Another task's
+        automation is a 404, as one that does not exist."""
+        with self.uow.read() as session:
+            task = self.exporter.task(session, actor.organization_id, task_id)
+            automation = automation_of(session, actor.organization_id, task, automation_id)
+            organization = Directory(session).organization(actor.organization_id)
+        name = organization.name if organization is not None else actor.organization_id
+        return Download(
+            filename=f"evidence-{automation.id}.pdf",
+            media_type=PDF,
+            chunks=iter((self.exporter.report(automation, name),)),
         )
 
 
