@@ -364,8 +364,9 @@ class Standard(Generic[M, F]):
     def restore(
         self, action: Action, route: Route, *, event: type[Event], also: Callable[[M], dict[str, Any]] | None = None
     ) -> Declared:
-        """Bring an archived record back; restoring one in the register returns it unchanged."""
-        return self._archiving(action, route, event, also, archived=False)
+        """Bring an archived record back; restoring one in the register returns it unchanged.
+        It starts from a record the area's ``archive`` operation archived (its ``given``)."""
+        return self._archiving(action, route, event, also, archived=False, given=("archive",))
 
     def _archiving(
         self,
@@ -375,6 +376,7 @@ class Standard(Generic[M, F]):
         also: Callable[[M], dict[str, Any]] | None,
         *,
         archived: bool,
+        given: tuple[str, ...] = (),
     ) -> Declared:
         records = self.records
 
@@ -393,4 +395,4 @@ class Standard(Generic[M, F]):
                 tx.record(event(organization_id=actor.organization_id, subject=updated, previous=previous))
             return updated
 
-        return Declared(run, action, route, ids=self.ids, result=records.model)
+        return Declared(run, action, route, ids=self.ids, result=records.model, given=given)
