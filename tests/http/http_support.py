@@ -97,6 +97,23 @@ def _strict(document: dict[str, Any]) -> dict[str, Any]:
     return components
 
 
+_VALIDATORS: dict[int, tuple[dict[str, Any], dict[str, Any], dict[tuple[str, str, str], Any]]] = {}
+"""Per document checked (by identity, the document kept alive with it): its strict components
+and the validator of each answer, made once; copying the large document for every answer took
+most of the suites' time."""
+
+
+def _validator(document: dict[str, Any], path: str, method: str, status: str, schema: Any) -> Any:
+    held = _VALIDATORS.get(id(document))
+    if held is None or held[0] is not document:
+        held = _VALIDATORS[id(document)] = (document, _strict(document), {})
+    _, components, made = held
+    key = (path, method, status)
+    if key not in made:
+        made[key] = OAS30Validator({**schema, "components": components})
+    return made[key]
+
+
 def check_answer(document: dict[str, Any], path: str, method: str, status: int, body: Any) -> None:
     """Assert that the OpenAPI document lists ``status`` for the operation and that ``body``
     (parsed JSON, or None when there is none) fits the documented schema."""
@@ -109,9 +126,8 @@ def check_answer(document: dict[str, Any], path: str, method: str, status: int, 
     if content is None:
         assert body is None, f"{method} {path} {status}: a body where none is documented"
         return
-    schema = {**content["schema"], "components": _strict(document)}
     try:
-        OAS30Validator(schema).validate(body)
+        _validator(document, path, method.lower(), str(status), content["schema"]).validate(body)
     except SchemaError as error:  # pragma: no cover - the message is the point
         pytest.fail(f"{method} {path} {status}: {error.message} at {list(error.absolute_path)}")
 

@@ -12,7 +12,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import falcon
@@ -35,7 +35,7 @@ from compliance_http.resources import MAX_BODY_BYTES
 from compliance_http.routes import Endpoint, default_endpoints
 from compliance_http.server import running_chores
 from compliance_http.wire import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, Wire
-from http_support import Api, error
+from http_support import Api, error, issue_key
 
 ENDPOINTS = default_endpoints()
 PATHS = sorted({e.path for e in ENDPOINTS})
@@ -169,13 +169,25 @@ def test_a_contractor_gets_403_on_people_whatever_the_query(as_role: Callable[[s
     error(as_role("owner").get("/v1/people", query="bad=1"), 400, "validation_error", "bad")
 
 
+@pytest.fixture(scope="module")
+def before_any_store() -> Iterator[tuple[falcon.App, dict[Role, Api]]]:
+    """An app and a caller per role for what is decided before a store is reached (routing, a
+    query's rules, the permission): on memory, once for the module."""
+    with Platform.open("memory://", clock=FrozenClock()) as platform:
+        organization = platform.bootstrap("Acme").organization.id
+        app = create_app(platform)
+        yield app, {role: Api(app, issue_key(platform, organization, role)) for role in Role}
+
+
 @pytest.mark.parametrize("endpoint", LISTS, ids=lambda e: f"{e.method} {e.path}")
-def test_every_list_checks_permission_before_its_query(endpoint: Endpoint, as_role: Callable[[str], Api]) -> None:
+def test_every_list_checks_permission_before_its_query(
+    endpoint: Endpoint, before_any_store: tuple[falcon.App, dict[Role, Api]]
+) -> None:
     action = endpoint.operation.action
     assert action is not None
     path = endpoint.path.format(**{name: "x_1" for name in endpoint.operation.ids})
-    for role in Role:
-        result = as_role(role).get(path, query="bogus=1&page=abc")
+    for role, caller in before_any_store[1].items():
+        result = caller.get(path, query="bogus=1&page=abc")
         if can(role, action):
             error(result, 400, "validation_error")
         else:
@@ -209,10 +221,10 @@ CANDIDATES = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_options_and_405_list_the_same_methods(app: falcon.App, path: str) -> None:
+def test_options_and_405_list_the_same_methods(before_any_store: tuple[falcon.App, dict[Role, Api]], path: str) -> None:
     endpoint = next(e for e in ENDPOINTS if e.path == path)
     concrete = path.format(**{name: "x_1" for name in endpoint.path_params})
-    anonymous = Api(app, None)
+    anonymous = Api(before_any_store[0], None)
     options = anonymous.request("OPTIONS", concrete)
     assert options.status_code == 204 and options.headers["X-Request-Id"]
     allowed = options.headers["Allow"]
@@ -472,8 +484,8 @@ def test_platform_app_of_the_lead_purges_and_the_others_do_not(tmp_path: Any, ca
         with serving._platform_app(url):
             pass
         assert not [r for r in caplog.records if "purged" in r.getMessage()]
-        with serving._platform_app(url, lead=True) as app:
-            assert Api(app, None).get("/v1/health").status_code == 200
+        with serving._platform_app(url, lead=True) as served:
+            assert Api(served.app, None).get("/v1/health").status_code == 200
     assert [r.getMessage() for r in caplog.records if "purged" in r.getMessage()] == [
         "purged 0 expired idempotency record(s)"
     ]
