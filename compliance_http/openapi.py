@@ -285,6 +285,7 @@ def _multipart(schemas: _Schemas, body: dict[str, Any], upload: str) -> dict[str
     before the file, whose part (named as the file field) comes last and is streamed."""
     schema: dict[str, Any] = copy.deepcopy(schemas.components[body["$ref"].rsplit("/", 1)[1]])
     key = wire_name(upload)
+    schema["properties"].pop(key, None)  # listed last, as it is sent: clients encode in this order
     schema["properties"][key] = {"type": "string", "format": "binary"}
     schema["description"] = (
         f"The file streamed as the `{key}` part, which comes last (its filename is the default "

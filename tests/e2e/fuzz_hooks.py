@@ -17,7 +17,7 @@ Every rule about one value lives in core's field converters, which the document 
 from; rules across fields, records and time live in the services, after the command model is
 built. So such a refusal is dropped only when the very converters the server runs accept the
 whole request in this process (body through ``Wire``, query through ``Wire.list_query``) and the
-400 names a body field: the server then refused it by a rule beyond the schema. A refusal the
+400 names a body field or a list's filter: the server then refused it by a rule beyond the schema. A refusal the
 converters agree with means the document allowed what the converters forbid, and stays a
 failure.
 
@@ -119,6 +119,15 @@ def _body_fields(endpoint: Endpoint) -> set[str]:
     return {wire_name(field.name) for field in attrs.fields(body)}
 
 
+def _filter_fields(endpoint: Endpoint) -> set[str]:
+    """A list's filters by their query names (``entityType``): a rule relating one to records
+    (a kind of record that takes comments) is as far beyond the schema as a body field's."""
+    filters = endpoint.operation.filters
+    if filters is None:
+        return set()
+    return {wire_name(field.name) for field in attrs.fields(filters)}
+
+
 def _issued(cursor: str) -> bool:
     """Whether the service would take ``cursor`` (empty: a walk's start)."""
     try:
@@ -154,7 +163,7 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     if details is None:
         return True
     field = str(details.get("field", "")).split("[", 1)[0].split(".", 1)[0]
-    if field not in _body_fields(endpoint) or not _converters_accept(endpoint, case):
+    if field not in _body_fields(endpoint) | _filter_fields(endpoint) or not _converters_accept(endpoint, case):
         return True
     _log("dropped", case, details=details, body=case.body)
     return False

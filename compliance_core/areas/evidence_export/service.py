@@ -90,6 +90,18 @@ class Exporter:
     renderer: Callable[[], SummaryPdf] = load_renderer
     _pdf: SummaryPdf | None = attrs.field(default=None, init=False)
 
+    def apart(self) -> Exporter:
+        """An exporter with a renderer of its own, for a build in the background: its PDFs never
+        take the renderer the server's requests use (which would answer them 503, busy)."""
+        return Exporter(self.context, self.renderer)
+
+    def close(self) -> None:
+        """Stop the renderer's workers, if it started any."""
+        close = getattr(self._pdf, "close", None)
+        if close is not None:
+            close()
+        self._pdf = None
+
     def _table(self, kind: str) -> Records[Any, Any]:
         for port in commentables(self.context.ports):
             if port.kind == kind:
@@ -646,12 +658,16 @@ class AuditorExportService:
                     self._progress(job, done, total)
 
             blobs = blobs_of(self.exporter.context)
-            info = blobs.put(
-                job.organization_id,
-                self.exporter.chunks(contents, progress=progress, patient=True),
-                accept=None,
-                field="export",
-            )
+            builder = self.exporter.apart()
+            try:
+                info = blobs.put(
+                    job.organization_id,
+                    builder.chunks(contents, progress=progress, patient=True),
+                    accept=None,
+                    field="export",
+                )
+            finally:
+                builder.close()
         except Exception as error:  # recorded on the job, which a caller reads
             return self._finish(job, error=f"{type(error).__name__}: {error}"[:500])
         return self._finish(job, sha256=info.sha256, size=info.size, total=total)
