@@ -88,17 +88,19 @@ class FileBodyLimits:
     """
 
     def __init__(self, bound: Iterable[Endpoint], largest_file: Callable[[], int]) -> None:
-        self._routes = tuple(
-            (endpoint.method, re.compile(re.sub(r"\\{\w+\\}", "[^/]+", re.escape(path))))
-            for endpoint in bound
-            if upload_field(endpoint.operation.body) is not None
-            for path in endpoint.paths
-        )
+        paths: dict[str, list[str]] = {}
+        for endpoint in bound:
+            if upload_field(endpoint.operation.body) is not None:
+                for path in endpoint.paths:
+                    paths.setdefault(endpoint.method, []).append(re.sub(r"\\{\w+\\}", "[^/]+", re.escape(path)))
+        self._routes = {method: re.compile("|".join(found)) for method, found in paths.items()}
+        """One pattern per method: every request's line is looked up here, most with no pattern."""
         self._largest_file = largest_file
         self._most: int | None = None
 
     def __call__(self, method: str, path: str) -> int | None:
-        if not any(method == taken and pattern.fullmatch(path) for taken, pattern in self._routes):
+        pattern = self._routes.get(method)
+        if pattern is None or pattern.fullmatch(path) is None:
             return None
         if self._most is None:
             try:
