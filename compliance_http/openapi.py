@@ -281,15 +281,14 @@ def _operation(route: Endpoint, schemas: _Schemas) -> dict[str, Any]:
 
 
 def _multipart(schemas: _Schemas, body: dict[str, Any], upload: str) -> dict[str, Any]:
-    """The body as multipart/form-data (``resources.uploads``): the same fields as text parts
-    before the file, whose part (named as the file field) comes last and is streamed."""
+    """The body as multipart/form-data (``resources.uploads``): the same fields as text parts and
+    the file as the part named as the file field, in any order."""
     schema: dict[str, Any] = copy.deepcopy(schemas.components[body["$ref"].rsplit("/", 1)[1]])
     key = wire_name(upload)
-    schema["properties"].pop(key, None)  # listed last, as it is sent: clients encode in this order
     schema["properties"][key] = {"type": "string", "format": "binary"}
     schema["description"] = (
-        f"The file streamed as the `{key}` part, which comes last (its filename is the default "
-        "`fileName`, its Content-Type the declared type); the other fields as text parts before it."
+        f"The file as the `{key}` part (its filename is the default `fileName`, its Content-Type "
+        "the declared type); the other fields as text parts, before or after it."
     )
     return schema
 

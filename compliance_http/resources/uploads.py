@@ -1,17 +1,20 @@
 """``multipart/form-data`` bodies: a file streamed into an operation whose body model has a file
 field (``compliance_core.kernel.uploads.file_content``), without holding it in memory.
 
-The parts are read in order, as they arrive. Text parts before the file are the body's other
-fields, by their wire names (a part repeated, or one for a list field, gives a list). The file
-part, named as the file field (``fileData``), must come last: its stream is handed to the service
-as an ``Upload`` and read once, by the blob store, in chunks; a part after it is refused when the
-file has been read (``validation_error``), which the blob store answers by keeping nothing. A
-broken multipart stream is a ``validation_error`` on the file field, whenever it is found.
+Text parts are the body's other fields, by their wire names (a part repeated, or one for a list
+field, gives a list), in any order around the file: clients order a form as they please
+(``curl -F`` as written, browsers as appended, some generators alphabetically). The file part,
+named as the file field (``fileData``), is copied as it arrives into a spooled temporary file
+(memory up to ``SPOOL_BYTES``, disk beyond), the parts after it are read, and the service gets
+the file as an ``Upload`` that the blob store reads once, in chunks. A broken multipart stream is
+a ``validation_error`` on the body.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,6 +33,9 @@ __all__ = ["FORM_BYTES", "MULTIPART", "FileBodyLimits", "is_multipart", "multipa
 
 MULTIPART = "multipart/form-data"
 _READ_BYTES = 1024 * 1024
+SPOOL_BYTES = 8 * 1024 * 1024
+"""A file up to this size stays in memory while the rest of the form is read; a larger one goes
+to a temporary file (the server bounds the whole body: ``FileBodyLimits``)."""
 FORM_BYTES = 64 * 1024
 """What a multipart body may hold besides its file: the other fields, boundaries, part headers."""
 
@@ -51,19 +57,23 @@ def multipart_body(req: falcon.Request, model: type) -> dict[str, Any]:
         if schema_of(f.converter).get("type") == "array"  # a list field sent as one part
     }
     try:
-        parts = iter(req.get_media())
         body: dict[str, Any] = {}
-        for part in parts:
+        for part in req.get_media():
             name = part.name or ""
             if part.filename is not None or name == file_key:
                 if name != file_key:
                     raise ValidationError.field(name, part.filename, f"the file goes in the part named {file_key}")
+                if file_key in body:
+                    raise ValidationError.field(file_key, part.filename, "one file per request")
+                spooled = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 (read by the service)
+                shutil.copyfileobj(part.stream, spooled, _READ_BYTES)
+                spooled.seek(0)
                 body[file_key] = Upload(
-                    _LastPart(part.stream, parts, file_key),
+                    spooled,
                     file_name=part.filename,
                     media_type=part.content_type if part.filename is not None else None,
                 )
-                break
+                continue
             value = part.get_text()
             if name in body:
                 held = body[name]
@@ -108,31 +118,3 @@ class FileBodyLimits:
             except Exception:  # no blob store here: the app's answer says so
                 return None
         return self._most
-
-
-class _LastPart:
-    """The file part's stream, read by the blob store with ``read(n)``; at its end, the form
-    must end too (a part after the file would arrive after the file was stored)."""
-
-    def __init__(self, stream: Any, parts: Any, field: str) -> None:
-        self._stream = stream
-        self._parts = parts
-        self._field = field
-        self._done = False
-
-    def read(self, size: int = _READ_BYTES) -> bytes:
-        if self._done:
-            return b""
-        try:
-            chunk: bytes = self._stream.read(size)
-            if chunk:
-                return chunk
-            self._done = True
-            following = next(self._parts, None)
-        except (falcon.MediaMalformedError, MultipartParseError) as error:
-            raise ValidationError.field(self._field, "(a file)", f"the multipart body is broken: {error}") from None
-        if following is not None:
-            raise ValidationError.field(
-                following.name or "body", None, f"the file part ({self._field}) must be the form's last part"
-            )
-        return b""

@@ -21,6 +21,9 @@ whole request in this process (body through ``Wire``, query through ``Wire.list_
 converters agree with means the document allowed what the converters forbid, and stays a
 failure.
 
+A 503 of an operation declared ``bounded`` (its renderer busy, which the document states) is
+dropped too, as ``busy``.
+
 Each redirected write and each dropped refusal is appended to ``$FUZZ_LOG`` (one JSON object a
 line) for the test to report.
 """
@@ -36,6 +39,7 @@ import attrs
 import orjson
 import schemathesis
 from schemathesis.core import NOT_SET
+from schemathesis.core.failures import ServerError
 from schemathesis.openapi.checks import RejectedPositiveData
 
 from compliance_core.kernel.errors import ValidationError
@@ -141,10 +145,15 @@ def _issued(cursor: str) -> bool:
 @schemathesis.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
     """False drops the failure (see the module's docstring); everything else is kept."""
-    if not isinstance(failure, RejectedPositiveData) or response.status_code != 400:
-        return True
     endpoint = _ENDPOINTS.get((case.method.upper(), case.path))
     if endpoint is None:
+        return True
+    if isinstance(failure, ServerError) and response.status_code == 503 and endpoint.operation.bounded:
+        # Documented: bounded work (a PDF) answers 503 with Retry-After while the renderer is
+        # busy, here with the render of a request the fuzzer gave up on after its timeout.
+        _log("busy", case)
+        return False
+    if not isinstance(failure, RejectedPositiveData) or response.status_code != 400:
         return True
     query = case.query if isinstance(case.query, dict) else {}
     try:

@@ -178,9 +178,26 @@ def test_a_refused_type_leaves_no_blob_and_no_record(api: Api, task: str, blob_d
     assert api.get("/v1/attachments").json["count"] == 0
 
 
-def test_a_part_after_the_file_is_refused_and_nothing_is_kept(api: Api, task: str, blob_dir: Path) -> None:
+def test_a_part_after_the_file_is_a_field_like_one_before_it(api: Api, task: str) -> None:
+    """Clients order a form as they please (some alphabetically): a field after the file counts."""
     result = _upload(api, f"/v1/tasks/{task}/attachments", [], ("a.csv", "text/csv", CSV), after=True)
-    error(result, 400, "validation_error", "description")
+    assert result.status_code == 201, result.text
+    assert result.json["description"] == "sent after the file"
+    got = api.get(f"/v1/attachments/{result.json['id']}/download")
+    assert got.content == CSV
+
+
+def test_a_second_file_part_is_refused_and_nothing_is_kept(api: Api, task: str, blob_dir: Path) -> None:
+    body, content_type = _multipart([], ("a.csv", "text/csv", CSV))
+    boundary = content_type.split("boundary=", 1)[1]
+    second = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="fileData"; filename="b.csv"\r\n\r\n'.encode()
+        + CSV
+        + b"\r\n"
+    )
+    body = body.replace(f"--{boundary}--".encode(), second + f"--{boundary}--".encode())
+    result = api.request("POST", f"/v1/tasks/{task}/attachments", raw=body, content_type=content_type)
+    error(result, 400, "validation_error", "fileData")
     assert _stored(blob_dir) == []
     assert api.get("/v1/attachments").json["count"] == 0
 
