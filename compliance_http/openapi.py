@@ -285,6 +285,8 @@ def _multipart(schemas: _Schemas, body: dict[str, Any], upload: str) -> dict[str
     the file as the part named as the file field, in any order."""
     schema: dict[str, Any] = copy.deepcopy(schemas.components[body["$ref"].rsplit("/", 1)[1]])
     key = wire_name(upload)
+    for name, field in schema["properties"].items():  # a form has no null: a part left out
+        schema["properties"][name] = {k: v for k, v in field.items() if k != "nullable"}
     schema["properties"][key] = {"type": "string", "format": "binary"}
     schema["description"] = (
         f"The file as the `{key}` part (its filename is the default `fileName`, its Content-Type "

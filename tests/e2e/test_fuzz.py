@@ -82,6 +82,10 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/framework-imports", "name"): "required when the file is a sheet",
     ("POST /v1/framework-imports", "baseFramework"): "a framework installed or imported, for a profile",
     ("POST /v1/framework-imports", "controlKinds"): "kinds that select at least one requirement of the file",
+    (
+        "GET /v1/evidence-export/all",
+        "frameworkId",
+    ): "a scope of at most 60 PDFs, else a job (the organization's records)",
     ("POST /v1/vendors/import", "content"): "a CSV or XLSX file whose every row makes a vendor (the file's rows)",
     ("POST /v1/risks/import", "content"): "a CSV or XLSX file whose every row makes a risk (the file's rows)",
     ("POST /v1/people/import", "content"): "a CSV or XLSX file whose every row makes a person (the file's rows)",

@@ -46,9 +46,10 @@ from compliance_core.areas.evidence_export import (
     redact,
     redact_json,
 )
+from compliance_core.areas.evidence_export.service import SYNCHRONOUS_PDFS
 from compliance_core.areas.tasks import NewTask
 from compliance_core.kernel.blobs import blobs_of
-from compliance_core.kernel.errors import Forbidden, NotFound, ValidationError
+from compliance_core.kernel.errors import Forbidden, NotFound, ServiceUnavailable, ValidationError
 from compliance_core.kernel.events import OUTBOX
 from compliance_core.kernel.signing import default_signing_url
 from compliance_store.memory import MemoryStore
@@ -653,3 +654,19 @@ def test_a_task_zip_holds_a_pdf_per_automation_listed_and_signed_in_the_manifest
         (automation, 1, 1),
         (second, 0, 0),
     ]
+
+
+def test_an_export_larger_than_a_request_waits_for_is_refused_or_left_to_the_worker() -> None:
+    """More PDFs than ``SYNCHRONOUS_PDFS``: the export now is a 400 saying how many, and an
+    unbuilt job's download a 503 until the worker has built it."""
+    with Platform.open("memory://", clock=FrozenClock(), settings={"signing": "memory://"}) as platform:
+        owner = Actor(organization_id=platform.bootstrap("Acme").organization.id, role=Role.OWNER, auth_type="local")
+        for n in range(SYNCHRONOUS_PDFS + 1):
+            platform.tasks.create(owner, NewTask(title=f"Task {n}"))
+        with pytest.raises(ValidationError) as refused:
+            platform.evidence_export_auditor.export_all(owner)
+        assert refused.value.details["field"] == "frameworkId"
+        assert f"render {SYNCHRONOUS_PDFS + 1} PDFs" in refused.value.details["reason"]
+        job = platform.evidence_export_auditor.create(owner, NewEvidenceExport()).job
+        with pytest.raises(ServiceUnavailable):
+            platform.evidence_export_auditor.download(owner, job.id)

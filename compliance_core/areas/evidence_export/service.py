@@ -80,6 +80,11 @@ STALE_AFTER = dt.timedelta(minutes=15)
 """A job running without progress for this long is taken as abandoned (its process died) and
 built again by the next sweep."""
 _RENDER_TRIES = 30
+SYNCHRONOUS_PDFS = 60
+RETRY_BUILDING = 30
+"""Seconds a caller of an unbuilt large export's download is told to wait."""
+"""The most PDFs (task summaries and automation reports) an export renders while its caller
+waits: about eight seconds of rendering. A larger export is a job, built in the background."""
 
 
 @attrs.define
@@ -499,6 +504,14 @@ class AuditorExportService:
             as_of=query.as_of,
             include_json=query.include_json is not False,
         )
+        pdfs = len(contents.tasks) + len(contents.automations)
+        if pdfs > SYNCHRONOUS_PDFS:
+            raise ValidationError.field(
+                "frameworkId",
+                query.framework_id,
+                f"this export would render {pdfs} PDFs, more than the {SYNCHRONOUS_PDFS} a request waits for: "
+                "narrow it (frameworkId, collectedFrom, collectedTo) or build it as a job (POST /v1/evidence-export/jobs)",
+            )
         summaries = self.exporter.summaries(contents)
         return Download(
             filename=f"evidence-{actor.organization_id}.zip",
@@ -567,7 +580,8 @@ class AuditorExportService:
     )
     def download(self, actor: Actor, export_id: str) -> Download:
         """The ZIP the job built, streamed from the blob store; a job not built yet is built as it
-        is sent (the same bytes the job will store: an export depends only on its records)."""
+        is sent (the same bytes the job will store: an export depends only on its records), when
+        it is small enough to wait for (``SYNCHRONOUS_PDFS``), else 503 until the worker built it."""
         with self.uow.read() as session:
             job = fetch(session, EVIDENCE_EXPORTS, actor.organization_id, export_id)
         name = f"evidence-{job.id}.zip"
@@ -576,6 +590,12 @@ class AuditorExportService:
             if blobs.exists(actor.organization_id, job.sha256):
                 return Download(filename=name, media_type=ZIP, chunks=blobs.open(actor.organization_id, job.sha256))
         contents = self._job_contents(job)
+        if len(contents.tasks) + len(contents.automations) > SYNCHRONOUS_PDFS:
+            raise ServiceUnavailable(
+                f"export {job.id} is {job.status}: it is too large to build while you wait; retry when it is done",
+                RETRY_BUILDING,
+                {"status": str(job.status)},
+            )
         return Download(
             filename=name, media_type=ZIP, chunks=self.exporter.chunks(contents, self.exporter.summaries(contents))
         )
