@@ -23,17 +23,15 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import hashlib
-import importlib.metadata
 import re
 import struct
-import urllib.parse
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any, Protocol, cast
 
 import attrs
 
-from .errors import InternalError, TooLarge, ValidationError
+from .errors import TooLarge, ValidationError
+from .plugged import beside_database, open_by_scheme, opened_once
 
 __all__ = [
     "BLOBS_ENTRY_POINTS",
@@ -435,16 +433,7 @@ def open_blobs(url: str, **options: Any) -> BlobStore:
     """The blob store at ``url``, from the adapter installed for its scheme (``compliance.blobs``
     entry points): ``file:///var/lib/compliance/blobs``, ``memory://``,
     ``s3://bucket?endpoint=https://...&region=...``; ``options`` go to the adapter."""
-    scheme = url.split("://", 1)[0] if "://" in url else ""
-    found = importlib.metadata.entry_points(group=BLOBS_ENTRY_POINTS)
-    for entry in found:
-        if entry.name == scheme:
-            store: BlobStore = entry.load()(url, **options)
-            return store
-    known = sorted(entry.name for entry in found)
-    raise ValidationError.field(
-        "blobs", url, f"no blob store for this URL scheme; installed: {', '.join(known) or 'none'}"
-    )
+    return cast(BlobStore, open_by_scheme(BLOBS_ENTRY_POINTS, "blobs", "blob store", url, **options))
 
 
 def default_blobs_url(store_url: str) -> str | None:
@@ -458,14 +447,7 @@ def default_blobs_url(store_url: str) -> str | None:
     >>> default_blobs_url("memory://"), default_blobs_url("postgresql://db/compliance")
     ('memory://', None)
     """
-    if store_url.startswith("memory:"):
-        return "memory://"
-    if store_url.startswith("sqlite:///"):
-        path = store_url[len("sqlite:///") :]
-        if path == ":memory:":
-            return "memory://"
-        return Path(path + "-blobs").absolute().as_uri()
-    return None
+    return beside_database(store_url, "-blobs")
 
 
 def blobs_of(context: Any) -> BlobStore:
@@ -473,23 +455,12 @@ def blobs_of(context: Any) -> BlobStore:
     ``context.shared``): ``settings["blobs"]`` (a ``BlobStore`` or a URL), else the default
     beside the store (``default_blobs_url``). Opening it lazily keeps platforms that store no
     file from loading an adapter at all."""
-    shared: dict[str, Any] = context.shared
-    found = shared.get(SETTINGS_KEY)
-    if found is None:
-        found = shared.setdefault(SETTINGS_KEY, _resolve(context.settings, context.uow.store.url))
+    found = opened_once(
+        context,
+        SETTINGS_KEY,
+        default_blobs_url,
+        open_blobs,
+        "blob store",
+        "(COMPLIANCE_BLOBS_URL or COMPLIANCE_BLOBS_DIR for the server)",
+    )
     return cast(BlobStore, found)
-
-
-def _resolve(settings: Mapping[str, Any], store_url: str) -> BlobStore:
-    chosen = settings.get(SETTINGS_KEY)
-    if chosen is None:
-        chosen = default_blobs_url(store_url)
-    if chosen is None:
-        scheme = urllib.parse.urlsplit(store_url).scheme
-        raise InternalError(
-            f"no blob store is configured for this {scheme} store: set settings['blobs'] "
-            "(COMPLIANCE_BLOBS_URL or COMPLIANCE_BLOBS_DIR for the server)"
-        )
-    if isinstance(chosen, str):
-        return open_blobs(chosen)
-    return cast(BlobStore, chosen)

@@ -18,14 +18,12 @@ default: its servers share no directory, so the key file is configured.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from .errors import InternalError, ValidationError
+from .plugged import beside_database, open_by_scheme, opened_once
 
 __all__ = [
     "SIGNING_ENTRY_POINTS",
@@ -73,16 +71,7 @@ class Signer(Protocol):
 def open_signer(url: str) -> Signer:
     """The key at ``url`` (``file:///...`` or ``memory://``) from the adapter installed for its
     scheme (``compliance.signing`` entry points)."""
-    scheme = url.split("://", 1)[0] if "://" in url else ""
-    found = importlib.metadata.entry_points(group=SIGNING_ENTRY_POINTS)
-    for entry in found:
-        if entry.name == scheme:
-            signer: Signer = entry.load()(url)
-            return signer
-    known = sorted(entry.name for entry in found)
-    raise ValidationError.field(
-        "signing", url, f"no signing key adapter for this URL scheme; installed: {', '.join(known) or 'none'}"
-    )
+    return cast(Signer, open_by_scheme(SIGNING_ENTRY_POINTS, "signing", "signing key adapter", url))
 
 
 def default_signing_url(store_url: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -99,36 +88,18 @@ def default_signing_url(store_url: str, environ: Mapping[str, str] | None = None
     configured = environ.get(KEY_FILE_VARIABLE, "").strip()
     if configured:
         return Path(configured).absolute().as_uri()
-    if store_url.startswith("memory:"):
-        return "memory://"
-    if store_url.startswith("sqlite:///"):
-        path = store_url[len("sqlite:///") :]
-        if path == ":memory:":
-            return "memory://"
-        return Path(path + "-signing-key.pem").absolute().as_uri()
-    return None
+    return beside_database(store_url, "-signing-key.pem")
 
 
 def signer_of(context: Any) -> Signer:
     """The platform's key, opened on first use and kept for the platform's lifetime (in
     ``context.shared``), so a platform that signs nothing loads no adapter."""
-    shared: dict[str, Any] = context.shared
-    found = shared.get(SETTINGS_KEY)
-    if found is None:
-        found = shared.setdefault(SETTINGS_KEY, _resolve(context.settings, context.uow.store.url))
+    found = opened_once(
+        context,
+        SETTINGS_KEY,
+        default_signing_url,
+        open_signer,
+        "signing key",
+        f"or {KEY_FILE_VARIABLE} (a path shared by every server of the instance)",
+    )
     return cast(Signer, found)
-
-
-def _resolve(settings: Mapping[str, Any], store_url: str) -> Signer:
-    chosen = settings.get(SETTINGS_KEY)
-    if chosen is None:
-        chosen = default_signing_url(store_url)
-    if chosen is None:
-        scheme = urllib.parse.urlsplit(store_url).scheme
-        raise InternalError(
-            f"no signing key is configured for this {scheme} store: set settings['signing'] "
-            f"or {KEY_FILE_VARIABLE} (a path shared by every server of the instance)"
-        )
-    if isinstance(chosen, str):
-        return open_signer(chosen)
-    return cast(Signer, chosen)

@@ -26,14 +26,13 @@ to the token, so a token copied into another record's column does not open there
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from .errors import InternalError, ValidationError
+from .errors import InternalError
+from .plugged import beside_database, open_by_scheme, opened_once
 
 __all__ = [
     "VAULT_ENTRY_POINTS",
@@ -102,16 +101,7 @@ class Vault(Protocol):
 def open_vault(url: str) -> Vault:
     """The keyring at ``url`` (``file:///...`` or ``memory://``) from the adapter installed for its
     scheme (``compliance.vault`` entry points)."""
-    scheme = url.split("://", 1)[0] if "://" in url else ""
-    found = importlib.metadata.entry_points(group=VAULT_ENTRY_POINTS)
-    for entry in found:
-        if entry.name == scheme:
-            vault: Vault = entry.load()(url)
-            return vault
-    known = sorted(entry.name for entry in found)
-    raise ValidationError.field(
-        "vault", url, f"no vault adapter for this URL scheme; installed: {', '.join(known) or 'none'}"
-    )
+    return cast(Vault, open_by_scheme(VAULT_ENTRY_POINTS, "vault", "vault adapter", url))
 
 
 def default_vault_url(store_url: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -128,36 +118,18 @@ def default_vault_url(store_url: str, environ: Mapping[str, str] | None = None) 
     configured = environ.get(KEY_FILE_VARIABLE, "").strip()
     if configured:
         return Path(configured).absolute().as_uri()
-    if store_url.startswith("memory:"):
-        return "memory://"
-    if store_url.startswith("sqlite:///"):
-        path = store_url[len("sqlite:///") :]
-        if path == ":memory:":
-            return "memory://"
-        return Path(path + "-vault-keyring.json").absolute().as_uri()
-    return None
+    return beside_database(store_url, "-vault-keyring.json")
 
 
 def vault_of(context: Any) -> Vault:
     """The platform's keyring, opened on first use and kept for the platform's lifetime (in
     ``context.shared``), so a platform that stores no secret loads no adapter and makes no file."""
-    shared: dict[str, Any] = context.shared
-    found = shared.get(SETTINGS_KEY)
-    if found is None:
-        found = shared.setdefault(SETTINGS_KEY, _resolve(context.settings, context.uow.store.url))
+    found = opened_once(
+        context,
+        SETTINGS_KEY,
+        default_vault_url,
+        open_vault,
+        "vault keyring",
+        f"or {KEY_FILE_VARIABLE} (a path shared by every server of the instance)",
+    )
     return cast(Vault, found)
-
-
-def _resolve(settings: Mapping[str, Any], store_url: str) -> Vault:
-    chosen = settings.get(SETTINGS_KEY)
-    if chosen is None:
-        chosen = default_vault_url(store_url)
-    if chosen is None:
-        scheme = urllib.parse.urlsplit(store_url).scheme
-        raise InternalError(
-            f"no vault keyring is configured for this {scheme} store: set settings['vault'] "
-            f"or {KEY_FILE_VARIABLE} (a path shared by every server of the instance)"
-        )
-    if isinstance(chosen, str):
-        return open_vault(chosen)
-    return cast(Vault, chosen)
