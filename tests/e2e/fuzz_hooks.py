@@ -98,7 +98,7 @@ def _converters_accept(endpoint: Endpoint, case: Any) -> bool:
             else:
                 sent = None if case.body is NOT_SET else case.body
                 if isinstance(sent, dict):  # a multipart file part: its JSON form is base64 text
-                    sent = {k: base64.b64encode(v).decode() if isinstance(v, bytes) else v for k, v in sent.items()}
+                    sent = {key: _file_as_text(value) for key, value in sent.items()}
                 body = _WIRE.loads(orjson.dumps(sent))
             if operation.batch is not None:
                 for entry in _WIRE.members(body, operation.body, operation.batch):
@@ -110,6 +110,13 @@ def _converters_accept(endpoint: Endpoint, case: Any) -> bool:
     except (ValidationError, TypeError):
         return False
     return True
+
+
+def _file_as_text(value: Any) -> Any:
+    """A file part's bytes (``bytes``, or Schemathesis' ``Binary``, an empty ``str`` holding them
+    in ``data``) as the base64 text a JSON body carries; any other value as it is."""
+    data = value if isinstance(value, bytes) else getattr(value, "data", None)
+    return base64.b64encode(data).decode() if isinstance(data, bytes) else value
 
 
 def _query_text(value: Any) -> str:
