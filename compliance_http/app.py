@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import falcon
+from falcon.media.multipart import MultipartFormHandler
 from falcon.routing import map_http_methods
 
 from compliance_core.client import HEALTH
@@ -47,6 +48,10 @@ def create_app(
     if origins:
         middleware.insert(0, Cors(origins))
     app = falcon.App(middleware=middleware)
+    # A form sends a list field as one part per value (up to a few hundred control ids), past
+    # falcon's default of 64 parts; the server bounds the body's bytes (FileBodyLimits).
+    form = cast(MultipartFormHandler, app.req_options.media_handlers[falcon.MEDIA_MULTIPART])
+    form.parse_options.max_body_part_count = 1024
     errors.install(app, wire)
     by_path: defaultdict[str, list[Endpoint]] = defaultdict(list)
     for endpoint in bound:
