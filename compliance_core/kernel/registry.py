@@ -45,6 +45,23 @@ class Repo(Generic[R]):
     name: str
 
 
+@attrs.frozen
+class Where:
+    """A filter of another area's table (reached through a ``Repo``) by some of its columns:
+    every column not named reads None ("any"), as the stores read filters by column; ``matches``
+    is the rule the memory store applies."""
+
+    values: Mapping[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "values":
+            raise AttributeError(name)
+        return self.values.get(name)
+
+    def matches(self, record: Any) -> bool:
+        return all(getattr(record, name) == value for name, value in self.values.items())
+
+
 class Session(Protocol):
     """One store transaction: the repository behind each handle."""
 

@@ -14,15 +14,13 @@ log (``GET .../automations/{automationId}/runs``) pages through all of them.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
-
-import attrs
 
 from ...kernel.directory import Directory, every
 from ...kernel.errors import NotFound
 from ...kernel.pages import PageRequest
-from ...kernel.registry import Repo, Session
+from ...kernel.registry import Repo, Session, Where
 from .bundle import ExportedAutomation, ExportedRun, ExportedTask
 from .pdf import SummaryDocument, cell, markdown_text
 
@@ -130,23 +128,6 @@ _RUNS: Repo[_Table] = Repo("automation_runs")
 """The automations area's tables, read through these handles (never imported)."""
 
 
-@attrs.frozen
-class _Where:
-    """A filter of another area's table by some of its columns: every column not named reads
-    None ("any"), as the stores read filters by column; ``matches`` is the rule the memory store
-    applies."""
-
-    values: Mapping[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "values":
-            raise AttributeError(name)
-        return self.values.get(name)
-
-    def matches(self, record: Any) -> bool:
-        return all(getattr(record, name) == value for name, value in self.values.items())
-
-
 def _table(session: Session, repo: Repo[_Table]) -> _Table | None:
     """The table, or None on a platform built without the automations area (nothing to read)."""
     try:
@@ -175,9 +156,9 @@ def automations_of(
     if table is None or not by_id:
         return ()
     if len(by_id) == 1:
-        records = every(table, organization_id, _Where({"task_id": next(iter(by_id))}))
+        records = every(table, organization_id, Where({"task_id": next(iter(by_id))}))
     else:
-        records = every(table, organization_id, _Where({}))
+        records = every(table, organization_id, Where({}))
     return tuple(
         _exported(session, organization_id, by_id[record.task_id], record, as_of)
         for record in sorted(records, key=lambda r: r.id)
@@ -236,7 +217,7 @@ def _version(session: Session, organization_id: str, record: _Automation) -> _Ve
     table = _table(session, _VERSIONS)
     if table is None:
         return None
-    items, _ = table.list(organization_id, _Where({"automation_id": record.id}), PageRequest(per_page=5))
+    items, _ = table.list(organization_id, Where({"automation_id": record.id}), PageRequest(per_page=5))
     found: _Version | None = next((item for item in items if item.version == record.version), None)
     return found
 
@@ -251,7 +232,7 @@ def _runs(
     table = _table(session, _RUNS)
     if table is None:
         return [], 0
-    where = _Where({"automation_id": automation_id})
+    where = Where({"automation_id": automation_id})
     kept: list[_Run] = []
     later = 0
     number = 1

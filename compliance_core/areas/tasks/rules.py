@@ -11,7 +11,7 @@ What a status change derives:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 import attrs
@@ -21,7 +21,7 @@ from ...kernel.errors import Conflict, ValidationError
 from ...kernel.events import Event
 from ...kernel.records import changed
 from ...kernel.recurrence import KEYWORDS, next_occurrence, normalised_frequency
-from ...kernel.registry import Repo, Session
+from ...kernel.registry import Repo, Session, Where
 from ...kernel.uow import Tx
 from .models import TASKS, Task, TaskDeleted, TaskStatus, TaskStatusChanged, TaskSubmittedForReview, TaskUpdated
 
@@ -42,22 +42,6 @@ _NAMED: dict[str, tuple[Repo[_Named], str]] = {
 """The other areas' tables a task links to, reached through these handles, never imported."""
 
 _WIRE = {"risk_ids": "riskIds", "vendor_ids": "vendorIds", "policy_ids": "policyIds"}
-
-
-@attrs.frozen
-class Where:
-    """A filter of another area's table by some of its columns (its framework, say), read through
-    a port: every column not named reads None ("any"), as the stores read filters by column."""
-
-    values: Mapping[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "values":
-            raise AttributeError(name)
-        return self.values.get(name)
-
-    def matches(self, record: Any) -> bool:
-        return all(getattr(record, name) == value for name, value in self.values.items())
 
 
 def check_fields(session: Session, task: Task, fields: Iterable[str]) -> None:
