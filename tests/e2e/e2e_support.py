@@ -216,3 +216,10 @@ def spec_error(status: int, headers: dict[str, str], body: bytes, expected: int)
 def chunked(total: int, size: int = 65536) -> bytes:
     chunk = f"{size:x}\r\n".encode() + b"x" * size + b"\r\n"
     return chunk * (total // size + 1) + b"0\r\n\r\n"
+
+
+def startup_key(server: ServerProcess) -> str:
+    """The first Owner API key the server printed when it made its database."""
+    found = re.search(r"^\s+API key\s+(comp_[0-9a-f]{64})$", server.startup, re.M)
+    assert found, server.startup
+    return found.group(1)

@@ -24,7 +24,7 @@ import pytest
 
 from compliance_http.resources import MAX_BODY_BYTES
 from compliance_http.server import MAX_REQUEST_BODY, WorkerPool, bind, url_for
-from e2e_support import ServerProcess, chunked, exchange, spec_error, start_server
+from e2e_support import ServerProcess, chunked, exchange, spec_error, start_server, startup_key
 
 pytestmark = pytest.mark.slow
 
@@ -40,9 +40,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="module")
 def owner_key(server: ServerProcess) -> str:
-    found = re.search(r"^\s+API key\s+(comp_[0-9a-f]{64})$", server.startup, re.M)
-    assert found, server.startup
-    return found.group(1)
+    return startup_key(server)
 
 
 POST = b"POST /v1/vendors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

@@ -5,7 +5,6 @@ body there and any body over the JSON limit elsewhere."""
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 from collections.abc import Iterator
 
@@ -14,7 +13,7 @@ import pytest
 
 from compliance_http.resources import MAX_BODY_BYTES
 from compliance_http.resources.uploads import FORM_BYTES
-from e2e_support import ServerProcess, chunked, exchange, spec_error, start_server
+from e2e_support import ServerProcess, chunked, exchange, spec_error, start_server, startup_key
 
 pytestmark = pytest.mark.slow
 
@@ -34,9 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="module")
 def owner_key(server: ServerProcess) -> str:
-    found = re.search(r"^\s+API key\s+(comp_[0-9a-f]{64})$", server.startup, re.M)
-    assert found, server.startup
-    return found.group(1)
+    return startup_key(server)
 
 
 @pytest.fixture(scope="module")
