@@ -58,10 +58,11 @@ _FILE_FIELDS: weakref.WeakSet[Any] = weakref.WeakSet()
 """The converters ``file_content`` made: a field with one of them holds a file."""
 
 
-def file_content(max_bytes: int) -> Checked:
+def file_content(max_bytes: int, *, required: bool = False) -> Checked:
     """The converter of a body field holding a file: base64 text of at most ``max_bytes``
     decoded bytes (kept as the text, so the command still renders as JSON), or an ``Upload``
-    (streamed; the blob store enforces its own limit while reading it). None stays None.
+    (streamed; the blob store enforces its own limit while reading it). None stays None, unless
+    the file is ``required`` (the document then says so, rather than a service refusing it).
 
     >>> convert = file_content(10)
     >>> @attrs.frozen
@@ -74,7 +75,7 @@ def file_content(max_bytes: int) -> Checked:
 
     def check(value: Any, field: attrs.Attribute[Any]) -> Any:
         name = wire_name(field.name)
-        if value is None or isinstance(value, Upload):
+        if (value is None and not required) or isinstance(value, Upload):
             return value
         if not isinstance(value, str) or not value:
             raise ValidationError.field(name, value, "must be the file's bytes in base64")
@@ -99,7 +100,7 @@ def file_content(max_bytes: int) -> Checked:
             "format": "byte",
             "minLength": 1,
             "maxLength": max_chars,
-            "nullable": True,
+            **({} if required else {"nullable": True}),
             "description": f"the file's bytes in base64, at most {max_bytes} bytes; a larger file is sent as "
             "the file part of a multipart/form-data request instead",
         },

@@ -47,6 +47,7 @@ __all__ = [
     "required_date",
     "timestamp",
     "email",
+    "identifier",
     "optional_id",
     "id_list",
     "object_list",
@@ -582,11 +583,9 @@ def _id(value: Any, field: attrs.Attribute[Any]) -> str:
     return value
 
 
-optional_id = _converter(
-    _id,
-    {"type": "string", "pattern": _ID.pattern, "maxLength": 64, "description": "an identifier such as mem_..."},
-    optional=True,
-)
+_ID_SCHEMA = {"type": "string", "pattern": _ID.pattern, "maxLength": 64, "description": "an identifier such as mem_..."}
+identifier = _converter(_id, _ID_SCHEMA)
+optional_id = _converter(_id, _ID_SCHEMA, optional=True)
 
 
 def id_list(max_items: int) -> Checked:

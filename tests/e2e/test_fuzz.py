@@ -142,10 +142,22 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/task-management/reassign", "toPersonId"): "a person of the organization, not fromPersonId",
     ("POST /v1/task-management/reschedule", "taskIds"): "tasks of the organization, each with a due date",
     ("POST /v1/task-management/reschedule", "days"): "keeps each due date within the calendar",
+    ("POST /v1/vendors", "assigneeId"): "a person of the organization",
+    ("PATCH /v1/vendors/{vendorId}", "assigneeId"): "a person of the organization",
+    ("POST /v1/attachments", "taskId"): "a task of the organization",
     **{
         (operation, field): reason
         for operation in ("POST /v1/tasks/{taskId}/automations", "PATCH /v1/tasks/{taskId}/automations/{automationId}")
         for field, reason in _AUTOMATION_RULES.items()
+    },
+    **{
+        (operation, field): "the content of the evidence's kind and nothing of another kind's"
+        for operation in (
+            "POST /v1/attachments",
+            "POST /v1/tasks/{taskId}/attachments",
+            "POST /v1/tasks/{taskId}/attachments/{attachmentId}/versions",
+        )
+        for field in ("fileData", "fileName", "fileType", "url", "note")
     },
 }
 """The rules that may refuse a request the document allows, each relating its field to another

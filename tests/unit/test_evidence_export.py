@@ -277,8 +277,8 @@ def test_verify_names_added_and_missing_files(
         "public-key.pem is missing",
     )
     assert _verify(platform, owner, b"just text").problems == ("the file is not a ZIP archive",)
-    with pytest.raises(ValidationError):
-        platform.evidence_export_auditor.verify(owner, VerifyExport())
+    with pytest.raises(ValidationError):  # the file is required: the document says so
+        VerifyExport(file_data=None)
 
 
 def test_an_export_signed_by_another_instance_fails_verify(

@@ -20,6 +20,7 @@ from ...kernel.validation import (
     blank_text,
     choice,
     id_list,
+    identifier,
     optional_choice,
     optional_id,
     optional_text,
@@ -210,7 +211,7 @@ class NewEvidence(NewVersion):
 class NewAttachment(NewEvidence):
     """``POST /v1/attachments``: the same as adding evidence to a task, naming the task."""
 
-    task_id: str = attrs.field(converter=optional_id)
+    task_id: str = attrs.field(converter=identifier)
 
 
 _NEW = attrs.fields(NewEvidence)

@@ -16,7 +16,7 @@ import attrs
 
 from ...kernel.clock import utc
 from ...kernel.directory import Directory
-from ...kernel.errors import NotFound, ValidationError
+from ...kernel.errors import NotFound
 from ...kernel.events import Event
 from ...kernel.operations import Once, Standard, operation
 from ...kernel.page_cache import PageCache
@@ -278,8 +278,6 @@ class AttachmentService:
     )
     def create(self, actor: Actor, data: NewAttachment, once: Once) -> Evidence:
         """The same as adding evidence to the task ``taskId`` names."""
-        if data.task_id is None:
-            raise ValidationError.field("taskId", None, "is required")
         return Ledger(self.uow, self.context).add(actor, data.task_id, data, once, field="taskId")
 
     @operation(

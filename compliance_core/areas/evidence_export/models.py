@@ -125,7 +125,7 @@ class NewEvidenceExport:
 class VerifyExport:
     """An export to check: ``fileData`` in base64, or the file part of a multipart request."""
 
-    file_data: str | Upload | None = attrs.field(default=None, converter=file_content(MAX_VERIFY_INLINE_BYTES))
+    file_data: str | Upload = attrs.field(converter=file_content(MAX_VERIFY_INLINE_BYTES, required=True))
     file_name: str | None = attrs.field(default=None, converter=optional_text(255))
 
 

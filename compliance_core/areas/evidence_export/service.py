@@ -624,8 +624,6 @@ class AuditorExportService:
     )
     def verify(self, actor: Actor, data: VerifyExport) -> Verification:
         """Whether the export is exactly one this instance signed; ``problems`` says what is not."""
-        if data.file_data is None:
-            raise ValidationError.field("fileData", None, "is required: the export's ZIP")
         with spool(content_of(data.file_data)) as upload:
             return verify(upload, signer_of(self.exporter.context))
 
