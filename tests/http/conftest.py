@@ -1,4 +1,5 @@
-"""Fixtures for the HTTP suite: an app over a platform on each store, with a frozen clock."""
+"""Fixtures for the HTTP suite: an app over a platform (memory, or each store where a test asks),
+with a frozen clock."""
 
 from __future__ import annotations
 
@@ -19,19 +20,41 @@ def clock() -> FrozenClock:
     return FrozenClock()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
-    """Every HTTP test runs on the reference memory store, on SQLite and on PostgreSQL (this
-    run's schema, emptied first; skipped when no server is reachable, see tests/conftest.py)."""
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
+STORES = ("memory", "sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``every_store`` runs on each store instead of memory alone: for what the HTTP
+    layer asks of a store that the store-contract suites do not already hold every store to
+    (searches and cursors through the wire, byte-identical pages, files streamed into a blob)."""
+    if metafunc.definition.get_closest_marker("every_store") and "store" in metafunc.fixturenames:
+        metafunc.parametrize("store", STORES, indirect=True)
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest) -> str:
+    """The store an HTTP test runs on: the reference memory store, unless marked ``every_store``.
+    The HTTP layer is the same over every store, and ``tests/contract`` holds each store to the
+    memory store's behaviour; running every HTTP test on all three tripled the suite's time."""
+    return str(getattr(request, "param", "memory"))
+
+
+@pytest.fixture
+def store_url(request: pytest.FixtureRequest, store: str, tmp_path: Path) -> str:
+    """The store's URL: SQLite a migrated copy, PostgreSQL this run's schema, emptied first
+    (skipped when no server is reachable, see tests/conftest.py)."""
+    if store == "memory":
+        return "memory://"
+    if store == "sqlite":
+        return str(request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db"))
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def platform(store: str, store_url: str, clock: FrozenClock) -> Iterator[Platform]:
     # PostgreSQL has no default blob store (its servers share no directory): files in memory
-    settings = {"blobs": "memory://"} if request.param == "postgresql" else None
-    with Platform.open(url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
+    settings = {"blobs": "memory://"} if store == "postgresql" else None
+    with Platform.open(store_url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
         yield platform
 
 

@@ -3,7 +3,11 @@ every other list does, and its document says so."""
 
 from __future__ import annotations
 
+import pytest
+
 from http_support import Api, error
+
+pytestmark = pytest.mark.every_store
 
 ROOT = "/v1/api-keys"
 

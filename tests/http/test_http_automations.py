@@ -1,4 +1,4 @@
-"""/v1/tasks/{taskId}/automations over HTTP on every store: define, version, run now against a
+"""/v1/tasks/{taskId}/automations over HTTP: define, version, run now against a
 real local HTTP server, read the runs, and the errors of the wire (camelCase bodies, nested
 assertion fields named in errors, roles, another organization)."""
 
@@ -9,7 +9,6 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,17 +28,11 @@ def clock() -> FrozenClock:
     return FrozenClock(dt.datetime(2026, 6, 1, 12, tzinfo=dt.UTC))
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
+@pytest.fixture
+def platform(store_url: str, clock: FrozenClock) -> Iterator[Platform]:
     """As the suite's platform, allowing private targets: the probes reach a server on loopback."""
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
     settings = {"webhooks": WebhookPolicy(allow_private=True)}
-    with Platform.open(url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
+    with Platform.open(store_url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
         yield platform
 
 

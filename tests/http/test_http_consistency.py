@@ -1,4 +1,4 @@
-"""Issue 18's consistency points over HTTP, on every store: the plural finding-templates path
+"""Issue 18's consistency points over HTTP: the plural finding-templates path
 beside the singular alias, findings taking a template's title and severity, transitions taking
 an empty body, every bad field of a body reported at once, and a replay saying so."""
 

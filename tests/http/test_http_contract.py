@@ -258,14 +258,14 @@ class TestIdempotency:
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def concurrent_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "memory":
         return "memory://"
     return str(request.getfixturevalue("migrated_sqlite")(tmp_path / "concurrent.db"))
 
 
-def test_concurrent_requests_with_one_key_create_once(store_url: str) -> None:
-    with Platform.open(store_url, clock=FrozenClock(), ids=SequentialIds()) as platform:
+def test_concurrent_requests_with_one_key_create_once(concurrent_store_url: str) -> None:
+    with Platform.open(concurrent_store_url, clock=FrozenClock(), ids=SequentialIds()) as platform:
         boot = platform.bootstrap("Acme")
         app = create_app(platform)
         headers = {"X-API-Key": boot.owner_key.secret, "Idempotency-Key": "one-vendor"}

@@ -1,4 +1,4 @@
-"""Frameworks enabled, controls and readiness over HTTP, on every store: the area's own rules (the
+"""Frameworks enabled, controls and readiness over HTTP: the area's own rules (the
 generic suites cover the rest)."""
 
 from __future__ import annotations

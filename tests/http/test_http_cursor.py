@@ -7,9 +7,13 @@ import datetime as dt
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+
 from compliance_core.kernel.pages import Position
 from compliance_http.wire import decode_cursor, encode_cursor
 from http_support import Api, error
+
+pytestmark = pytest.mark.every_store
 
 
 def _vendors(api: Api, count: int) -> list[str]:

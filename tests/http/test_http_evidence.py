@@ -16,21 +16,17 @@ import pytest
 from compliance_core import FrozenClock, Platform, SequentialIds
 from http_support import Api, error
 
+pytestmark = pytest.mark.every_store
+
 LIMIT = 2 * 1024 * 1024
 """The blob store's limit in these tests (the server's is 1 GiB)."""
 CSV = b"account,role,reviewed\nalice,admin,yes\n"
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
+@pytest.fixture
+def platform(store_url: str, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
     blobs = f"{(tmp_path / 'blobs').as_uri()}?max_bytes={LIMIT}"
-    with Platform.open(url, clock=clock, ids=SequentialIds(), settings={"blobs": blobs}) as platform:
+    with Platform.open(store_url, clock=clock, ids=SequentialIds(), settings={"blobs": blobs}) as platform:
         yield platform
 
 

@@ -1,4 +1,4 @@
-"""Evidence exports over HTTP on every store: a task's ZIP and the organization's (auditor, admin
+"""Evidence exports over HTTP: a task's ZIP and the organization's (auditor, admin
 and owner only), opened with zipfile, every SHA-256 checked, the signature checked with
 cryptography against GET /v1/evidence-export/public-key, two downloads byte-identical, the job's
 202 + Location and progress, verify (base64 and multipart) failing on one byte changed, and one
@@ -31,16 +31,10 @@ SECRETS = {
 }
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
+@pytest.fixture
+def platform(store_url: str, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
     settings = {"blobs": (tmp_path / "blobs").as_uri(), "signing": (tmp_path / "signing-key.pem").as_uri()}
-    with Platform.open(url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
+    with Platform.open(store_url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
         yield platform
 
 

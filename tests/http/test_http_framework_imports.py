@@ -1,4 +1,4 @@
-"""Framework imports over HTTP, on every store: a sheet imported, enabled and exported as
+"""Framework imports over HTTP: a sheet imported, enabled and exported as
 OSCAL, a profile round-tripped, errors named inside the file, 409 while enabled."""
 
 from __future__ import annotations
@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -31,15 +30,9 @@ PROFILE = json.dumps(
 ).encode()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'http.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    with Platform.open(url, clock=FrozenClock(), ids=SequentialIds()) as platform:
+@pytest.fixture
+def api(store_url: str) -> Iterator[Api]:
+    with Platform.open(store_url, clock=FrozenClock(), ids=SequentialIds()) as platform:
         boot = platform.bootstrap("Acme")
         yield Api(create_app(platform), boot.owner_key.secret)
 

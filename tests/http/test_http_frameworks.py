@@ -1,4 +1,4 @@
-"""The framework catalogue over HTTP, on every store: lists with the shared ``meta``, filters,
+"""The framework catalogue over HTTP: lists with the shared ``meta``, filters,
 cursor walks, and 404s for what the catalogue does not hold."""
 
 from __future__ import annotations
@@ -16,17 +16,11 @@ from compliance_http.cli.stores import serve_settings
 from http_support import Api, issue_key
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def contractor(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
+@pytest.fixture
+def contractor(store_url: str) -> Iterator[Api]:
     """A contractor (the least role) of an organization on a platform holding the example framework."""
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'http.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
     settings = {"frameworks": example_frameworks()}
-    with Platform.open(url, clock=FrozenClock(), ids=SequentialIds(), settings=settings) as platform:
+    with Platform.open(store_url, clock=FrozenClock(), ids=SequentialIds(), settings=settings) as platform:
         boot = platform.bootstrap("Acme")
         yield Api(create_app(platform), issue_key(platform, boot.organization.id, Role.CONTRACTOR))
 

@@ -19,6 +19,8 @@ from compliance_http.client import HTTPTransport
 from compliance_store.memory import MemoryStore
 from http_support import Api, error
 
+pytestmark = pytest.mark.every_store
+
 ROOT = "/v1/risks"
 QUERIES = [
     "",

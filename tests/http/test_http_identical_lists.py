@@ -26,6 +26,8 @@ from compliance_http.routes import Endpoint, default_endpoints
 from compliance_store.listing import PagedQuery
 from http_support import Api
 
+pytestmark = pytest.mark.every_store
+
 LISTS = [e for e in default_endpoints() if e.operation.paged and e.method == "GET" and not e.path_params]
 CRITICALITY = ("critical", "important", "standard")
 COUNTRIES = ("DE", "FR", "US", "IE", None)

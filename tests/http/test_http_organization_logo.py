@@ -1,4 +1,4 @@
-"""The organization's logo and Unicode policy PDFs over HTTP, on every store (issue 18):
+"""The organization's logo and Unicode policy PDFs over HTTP (issue 18):
 ``PUT /v1/organization/logo`` takes a PNG or JPEG in base64, ``GET`` answers the image, and each
 page of the policy PDFs carries the organization's name and logo; Polish, Greek, Cyrillic and
 Arabic text and a Markdown table come back out of the PDF through pypdf."""

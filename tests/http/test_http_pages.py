@@ -2,7 +2,7 @@
 ``/docs`` (Swagger UI with every asset served here), and CORS for the configured origins only.
 
 The pages show nothing of any organization, so one memory store serves them; CORS wraps
-every route (the API's responses, its errors and preflights), checked on every store."""
+every route (the API's responses, its errors and preflights), decided before any store is reached."""
 
 from __future__ import annotations
 

@@ -20,6 +20,8 @@ from compliance_http.app import create_app
 from compliance_store.memory import MemoryStore
 from http_support import Api, issue_key
 
+pytestmark = pytest.mark.every_store
+
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 json_values = st.recursive(

@@ -1,4 +1,4 @@
-"""Registers as files over HTTP, on every store and in both formats: an export streams the
+"""Registers as files over HTTP and in both formats: an export streams the
 records the list's filters match, with the file's media type and name; an import answers a dry
 run's row errors, creates every row or (with any bad row) none, listing each bad row; reading
 a register's file needs its read permission, importing needs its write permission."""

@@ -1,4 +1,4 @@
-"""/v1/risks/heat-map and /v1/risks/heat-map.svg over HTTP on every store: the matrices as JSON
+"""/v1/risks/heat-map and /v1/risks/heat-map.svg over HTTP: the matrices as JSON
 and as an SVG picture, the list's filters as query parameters, and their refusals."""
 
 from __future__ import annotations

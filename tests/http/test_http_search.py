@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+
 from http_support import Api, error
+
+pytestmark = pytest.mark.every_store
 
 
 def _vendors(api: Api, names: list[str], due: list[str] | None = None) -> list[str]:

@@ -1,10 +1,9 @@
-"""/v1/framework-editor/task-template over HTTP, on every store: the area's own rules (the
+"""/v1/framework-editor/task-template over HTTP: the area's own rules (the
 generic suites cover the rest), on a platform whose catalogue holds the tests' example framework."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import falcon
 import pytest
@@ -25,17 +24,11 @@ TEMPLATE = {
 }
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
+@pytest.fixture
+def platform(store_url: str, clock: FrozenClock) -> Iterator[Platform]:
     """As the suite's platform, with the example framework in the catalogue."""
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
     settings = {"frameworks": example_frameworks()}
-    with Platform.open(url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
+    with Platform.open(store_url, clock=clock, ids=SequentialIds(), settings=settings) as platform:
         yield platform
 
 

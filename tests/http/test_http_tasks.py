@@ -1,4 +1,4 @@
-"""/v1/tasks and /v1/task-management over HTTP, on every store: the areas' own rules (the generic
+"""/v1/tasks and /v1/task-management over HTTP: the areas' own rules (the generic
 suites cover roles, other organizations and bad bodies)."""
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ import hmac
 import json
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,15 +35,9 @@ def clock() -> FrozenClock:
     return FrozenClock(dt.datetime.now(dt.UTC).replace(microsecond=0))
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def platform(request: pytest.FixtureRequest, clock: FrozenClock, tmp_path: Path) -> Iterator[Platform]:
-    if request.param == "memory":
-        url = "memory://"
-    elif request.param == "sqlite":
-        url = request.getfixturevalue("migrated_sqlite")(tmp_path / "http.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
-    with Platform.open(url, clock=clock, ids=SequentialIds(), settings={"webhooks": PRIVATE}) as platform:
+@pytest.fixture
+def platform(store_url: str, clock: FrozenClock) -> Iterator[Platform]:
+    with Platform.open(store_url, clock=clock, ids=SequentialIds(), settings={"webhooks": PRIVATE}) as platform:
         yield platform
 
 
