@@ -5,7 +5,8 @@ Arabic, from the ``fontpkg-noto-sans`` and ``fontpkg-noto-sans-arabic`` wheels (
 Both wheels ship variable fonts. The PDF embeds their default instance (regular weight), the
 variation tables removed once per worker; making a static bold instance with fontTools takes
 about ten seconds a face, too slow for a worker's start.
-Bold is drawn by stroking the outline as well as filling it (text render mode 2), the synthetic
+Bold is the regular face drawn by stroking the outline as well as filling it (text render mode 2,
+so bold and regular text share one embedded subset), the synthetic
 bold PDF readers themselves use; italic is Noto Sans Italic's own design; Arabic has no italic.
 
 Arabic is shaped by HarfBuzz (``uharfbuzz``, through fpdf2's text shaping), which also orders a
@@ -121,8 +122,9 @@ class Typeface:
         pdf.fonts[key] = font
 
     def style(self, pdf: FPDF, name: str, bold: bool = False, italic: bool = False, size: float = 11) -> None:
-        """Select a face; bold strokes the outline (synthetic bold), Arabic ignores italic."""
-        emphasis = ("B" if bold else "") + ("I" if italic and name == SANS else "")
+        """Select a face; bold strokes the outline (synthetic bold) of the regular face, so bold
+        and regular text share one embedded subset; Arabic ignores italic."""
+        emphasis = "I" if italic and name == SANS else ""
         if name == ARABIC and ARABIC not in pdf.fonts:  # the first Arabic: each face falls back on the other
             self._add(pdf, ARABIC, "")
             pdf.set_fallback_fonts([SANS, ARABIC], exact_match=False)
