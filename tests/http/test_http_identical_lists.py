@@ -150,11 +150,11 @@ def test_random_list_urls_answer_the_same_bytes(pair: tuple[Api, Api]) -> None:
     rng = random.Random(8)
     _seed(plain, rng)
     checked = 0
-    for round_ in range(3):
+    for round_ in range(2):
         for endpoint in LISTS:
             values = _values(plain, endpoint)
-            queries = _urls(endpoint, values, rng, 40)
-            for query in queries + rng.sample(queries, 20):  # some asked again: kept pages serve them
+            queries = _urls(endpoint, values, rng, 30)
+            for query in queries + rng.sample(queries, 10):  # some asked again: kept pages serve them
                 body = _same(fast, plain, endpoint.path, query)
                 checked += 1
                 cursor = body["meta"].get("nextCursor")
@@ -167,5 +167,5 @@ def test_random_list_urls_answer_the_same_bytes(pair: tuple[Api, Api]) -> None:
             plain.patch(f"/v1/vendors/{vendor['id']}", {"criticality": rng.choice(CRITICALITY)})
         plain.post(f"/v1/vendors/{vendors[round_]['id']}/archive")
         plain.post("/v1/vendors", {"name": f"Late {round_}", "criticality": "critical"})
-    assert checked >= 3 * len(LISTS) * 60
+    assert checked >= 2 * len(LISTS) * 40
     assert isinstance(fast.app, falcon.App)
