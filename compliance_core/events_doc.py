@@ -42,7 +42,17 @@ from .kernel.permissions import Actor, Role
 from .kernel.registry import Accepted, Area, Download, Operation
 from .platform import Platform, open_store
 
-__all__ = ["SPEC_OCCASIONS", "Seen", "Observation", "run_examples", "observe", "steady_examples", "render", "main"]
+__all__ = [
+    "manifest_ids",
+    "SPEC_OCCASIONS",
+    "Seen",
+    "Observation",
+    "run_examples",
+    "observe",
+    "steady_examples",
+    "render",
+    "main",
+]
 
 SPEC_OCCASIONS: tuple[tuple[str, str], ...] = (
     ("questionnaire.submitted", "Questionnaires"),
@@ -177,6 +187,7 @@ class _Examples:
         self.frameworks = tuple(dict.fromkeys(named))
         """The catalogue's frameworks the examples name, in the order they first appear: a path's
         framework id is the first."""
+        self.provider_ids = manifest_ids(platform)
         self.failures: list[tuple[str, ComplianceError]] = []
         """Each operation that refused its example (an area whose ``example`` or ``given`` does
         not fit): its events are missing."""
@@ -288,6 +299,8 @@ class _Examples:
         for index, name in enumerate(names):
             if name in CATALOGUE_IDS and self.frameworks:
                 made[name] = self.frameworks[0]
+            elif name in self.provider_ids:
+                made[name] = self.provider_ids[name]
             elif index == 0:
                 made[name] = self.record(self._owner_of(operation, name), name, by)
             else:
@@ -327,6 +340,19 @@ class _Examples:
             (op for op in self.operations if _http(op) == "POST" and op.ids == ids[:-1] and _made(op) in read),
             None,
         )
+
+
+def manifest_ids(platform: Platform) -> dict[str, str]:
+    """Path ids naming entries of the manifest of the provider the examples connect (the
+    provider, one of its checks, one of its variables), which no create makes: {} when no such
+    provider is installed."""
+    connections = platform.services.get("integration_connections")
+    if connections is None:
+        return {}
+    catalogue = connections.integrations.catalogue
+    named = (text for area in platform.areas for op in area.operations for text in _strings(op.example or {}))
+    slug = next((text for text in named if text in catalogue.providers), None)
+    return catalogue.path_ids(slug) if slug is not None else {}
 
 
 def _let_time_pass(platform: Platform, clock: FrozenClock) -> None:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .areas.frameworks.imported import FrameworkImportService
     from .areas.frameworks.soa import SoaService
     from .areas.frameworks.task_templates import TaskTemplateService
+    from .areas.integrations import CheckService, ConnectionService, VariableService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
@@ -133,6 +134,9 @@ class Platform:
     attachments: AttachmentService
     evidence_export: EvidenceExportService
     evidence_export_auditor: AuditorExportService
+    integration_connections: ConnectionService
+    integration_variables: VariableService
+    integration_checks: CheckService
 
     def __init__(
         self,

@@ -19,6 +19,7 @@ from . import (
     finding_templates,
     findings,
     frameworks,
+    integrations,
     organization_logos,
     organizations,
     people,
@@ -59,4 +60,7 @@ AREAS: tuple[Area[Any], ...] = (
     evidence_export.AREA,
     evidence_export.AUDITOR,
     automations.AREA,
+    integrations.CONNECTIONS_AREA,
+    integrations.VARIABLES_AREA,
+    integrations.CHECKS_AREA,
 )

@@ -417,6 +417,22 @@ def _raise_for_check(tx: Tx, ids: IdGenerator, check: FailedCheck) -> str:
     return finding.id
 
 
+def _resolve_for_check(tx: Tx, organization_id: str, finding_id: str, now: dt.datetime) -> None:
+    """Close the finding a check opened, now that the check passes (``kernel.outcomes``)."""
+    finding = tx[FINDINGS].get(organization_id, finding_id)
+    if finding is None or finding.status is FindingStatus.CLOSED:
+        return
+    closed = attrs.evolve(finding, status=FindingStatus.CLOSED, closed_at=now, revision_note=None, updated_at=now)
+    tx[FINDINGS].update(closed)
+    tx.record(
+        FindingUpdated(
+            organization_id=organization_id,
+            subject=closed,
+            previous=changed(finding, {"status": FindingStatus.CLOSED, "closed_at": now, "revision_note": None}),
+        )
+    )
+
+
 AREA = Area(
     name="findings",
     tag="Findings",
@@ -434,6 +450,6 @@ AREA = Area(
             field="control_id",
         ),
     ),
-    ports=(FindingRaiser(raise_=_raise_for_check),),
+    ports=(FindingRaiser(raise_=_raise_for_check, resolve=_resolve_for_check),),
 )
 """A finding names the control it concerns; it tells about the control and implements nothing."""

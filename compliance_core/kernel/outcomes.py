@@ -34,7 +34,8 @@ class FailedCheck:
     """
 
     organization_id: str
-    task_id: str
+    task_id: str | None
+    """The task the check belongs to; None for an integration's check of a connection."""
     title: str
     content: str
     severity: Severity
@@ -78,9 +79,12 @@ class TaskVerdicts:
 @attrs.frozen(kw_only=True)
 class FindingRaiser:
     """Offered by the findings area: ``raise_(tx, ids, check)`` opens a finding for a failed
-    check (or answers the one still open for it) and returns its id."""
+    check (or answers the one still open for it) and returns its id; ``resolve(tx,
+    organization_id, finding_id, now)`` closes the finding a check opened once it passes again
+    (nothing when it is closed already or gone)."""
 
     raise_: Callable[[Tx, IdGenerator, FailedCheck], str]
+    resolve: Callable[[Tx, str, str, dt.datetime], None]
 
 
 @attrs.frozen(kw_only=True)

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 import psycopg
 import pytest
+from scripted_provider import Scripted, user_result
 
 import compliance_store.copy as copying
 from compliance_core import FrozenClock, PageRequest, Platform, SequentialIds, ValidationError
@@ -36,6 +37,7 @@ from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
 from compliance_core.areas.frameworks.imported import FrameworkImport
 from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
+from compliance_core.areas.integrations import NewConnection
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
@@ -252,7 +254,9 @@ LOGO = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGPgqokCAAF0AOHs
 def seed(store: Store) -> Seeded:
     """An instance with something in every table, written through the platform."""
     clock = FrozenClock()
-    platform = Platform(store, clock=clock, ids=SequentialIds())
+    provider = Scripted(answers={"mfa": [user_result("ada", True), user_result("bob", False)]})
+    settings = {"providers": [provider], "vault": "memory://"}
+    platform = Platform(store, clock=clock, ids=SequentialIds(), settings=settings)
     boot = platform.bootstrap("Acme")
     other = platform.bootstrap("Globex", Plan.FREE)
     owner = platform.actor(boot.organization.id)
@@ -304,6 +308,11 @@ def seed(store: Store) -> Seeded:
     platform.evidence.add(owner, task.id, NewEvidence(kind="link", url="https://wiki.example.com/encryption"))
     automation = platform.automations.add(owner, task.id, NewAutomation())  # no URL: its run probes nothing
     platform.automations.run(owner, task.id, automation.id)
+    connection = platform.integration_connections.create(
+        owner,
+        NewConnection(provider="scripted", credentials={"token": "tok_seed"}, variables={"url": "https://idp.example"}),
+    )
+    platform.integration_checks.run_all(owner, connection.id)  # a run, its results, a finding
     platform.evidence_export_auditor.create(owner, NewEvidenceExport())  # queued; the chore that builds it is not run
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)

@@ -145,6 +145,17 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
     ("POST /v1/vendors", "assigneeId"): "a person of the organization",
     ("PATCH /v1/vendors/{vendorId}", "assigneeId"): "a person of the organization",
     ("POST /v1/attachments", "taskId"): "a task of the organization",
+    ("POST /v1/integrations/connections", "provider"): "a provider installed on the instance (its plugins)",
+    ("POST /v1/integrations/connections", "credentials"): "the credential fields of that provider's manifest",
+    ("POST /v1/integrations/connections", "variables"): "variables of that provider's manifest, each of its type",
+    (
+        "PUT /v1/integrations/connections/{connectionId}/credentials",
+        "credentials",
+    ): "the credential fields of the connection's provider",
+    (
+        "POST /v1/integrations/variables/connections/{connectionId}",
+        "values",
+    ): "variables of the connection's provider, each of its type",
     **{
         (operation, field): reason
         for operation in ("POST /v1/tasks/{taskId}/automations", "PATCH /v1/tasks/{taskId}/automations/{automationId}")
@@ -220,6 +231,9 @@ color = false
 max-examples = {MAX_EXAMPLES}
 deterministic = true
 database = "none"
+
+[phases.coverage]
+unexpected-methods = []
 
 [phases.stateful]
 max-steps = {STATEFUL_STEPS}

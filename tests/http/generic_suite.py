@@ -33,6 +33,7 @@ from compliance_core import Actor, FrozenClock, Platform, Role, SequentialIds
 from compliance_core.areas import AREAS
 from compliance_core.areas.frameworks.bundled import BUNDLED_SOURCES
 from compliance_core.areas.people import NewPerson
+from compliance_core.events_doc import manifest_ids
 from compliance_core.kernel.permissions import can
 from compliance_core.kernel.registry import Download
 from compliance_http.app import create_app
@@ -57,6 +58,9 @@ def _documented(path: str) -> str:
 SHARED_IDS = {"framework_id": "iso-27001-2022"}
 """Ids naming what every organization shares (a framework of the catalogue): a path taking one
 gets the same framework in both organizations, which the World enables in both."""
+MANIFEST_IDS = ("provider_slug", "check_id", "variable_id")
+"""Ids naming entries of an installed provider's manifest (``events_doc.manifest_ids``), the same
+in every organization."""
 
 
 def open_platform(url: str) -> Platform:
@@ -95,6 +99,7 @@ class World:
         self.creates = {e.operation.area: e for e in ENDPOINTS if e.operation.method == "create"}
         self.organizations = (mine.organization.id, theirs.organization.id)
         self.steps = {e.operation.name: e for e in ENDPOINTS}
+        self.shared = {**SHARED_IDS, **manifest_ids(self.platform)}
 
     def _bound(self, organization_id: str, role: Role) -> str:
         operator = Actor(organization_id=organization_id, role=Role.OWNER, auth_type="local")
@@ -176,8 +181,8 @@ class World:
         made: dict[str, str] = {}
         self._enable_shared()
         for index, name in enumerate(names):
-            if name in SHARED_IDS:
-                made[name] = SHARED_IDS[name]
+            if name in self.shared:
+                made[name] = self.shared[name]
                 continue
             if index == 0:
                 made[name] = self.record(self.owner_of(endpoint, name), name, by)
@@ -355,7 +360,7 @@ SHARED_AREAS = {"frameworks"}
         for e in ENDPOINTS
         if e.operation.ids
         and e.operation.area not in SHARED_AREAS
-        and not all(name in SHARED_IDS for name in e.operation.ids)
+        and not all(name in SHARED_IDS or name in MANIFEST_IDS for name in e.operation.ids)
     ],
     ids=_name,
 )

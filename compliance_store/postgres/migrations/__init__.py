@@ -59,6 +59,7 @@ from . import (
     m0032_automations,
     m0033_evidence_export,
     m0034_scoped_sort_indexes,
+    m0035_integrations,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATION_TABLE", "migrate", "applied"]
@@ -100,6 +101,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Cursor[Any]], None]], ...] = (
     ("0032_automations", m0032_automations.apply),
     ("0033_evidence_export", m0033_evidence_export.apply),
     ("0034_scoped_sort_indexes", m0034_scoped_sort_indexes.apply),
+    ("0035_integrations", m0035_integrations.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 

@@ -51,6 +51,7 @@ from . import (
     m0034_automations,
     m0035_evidence_export,
     m0036_scoped_sort_indexes,
+    m0037_integrations,
 )
 
 __all__ = ["MIGRATION_SET", "MIGRATIONS", "migrations"]
@@ -95,6 +96,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[Database], None]], ...] = (
     ("0034_automations", m0034_automations.apply),
     ("0035_evidence_export", m0035_evidence_export.apply),
     ("0036_scoped_sort_indexes", m0036_scoped_sort_indexes.apply),
+    ("0037_integrations", m0037_integrations.apply),
 )
 """Every migration in the order it is applied, by the name recorded once it has been."""
 
