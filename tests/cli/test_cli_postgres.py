@@ -115,6 +115,7 @@ def test_maintenance_purges_on_postgres(run, db: str, postgres_url: str) -> None
         "expiringEvidence": 0,
         "builtEvidenceExports": 0,
         "automationRuns": 0,
+        "integrationCheckRuns": 0,
     }
     assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 2, **swept}, None)
     assert run("maintenance", "--db", db) == (0, {"purgedIdempotencyRecords": 0, **swept}, None)

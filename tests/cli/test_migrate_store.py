@@ -20,6 +20,7 @@ import attrs
 import psycopg
 import pytest
 from psycopg import sql
+from scripted_provider import Scripted, user_result
 
 from compliance_core import FrozenClock, PageRequest, Platform
 from compliance_core.areas.api_keys import NewApiKey
@@ -33,6 +34,7 @@ from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFindi
 from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
 from compliance_core.areas.frameworks.imported import FrameworkImport
 from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
+from compliance_core.areas.integrations import NewConnection
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
@@ -94,7 +96,8 @@ def seed_instance(path: Path) -> Instance:
     rate-limit buckets, a webhook and a queued delivery, idempotency records and the outbox events
     of all of it, the organization's logo and a context answer."""
     db = str(path)
-    with Platform.open(f"sqlite:///{db}") as platform:
+    provider = Scripted(answers={"mfa": [user_result("ada", True), user_result("bob", False)]})
+    with Platform.open(f"sqlite:///{db}", settings={"providers": [provider]}) as platform:
         boot = platform.bootstrap("Acme GmbH")
         other = platform.bootstrap("Globex", Plan.FREE)
         owner = platform.actor(boot.organization.id)
@@ -169,6 +172,13 @@ def seed_instance(path: Path) -> Instance:
         entry = MappingEntry(source="cc6.1", target="a.8.24", relation="intersects")
         mapping = MappingImport(source_framework="soc2-tsc-2017", target_framework="iso-27001-2022", mappings=[entry])
         platform.controls.import_mappings(owner, mapping)
+        connection = platform.integration_connections.create(
+            owner,
+            NewConnection(
+                provider="scripted", credentials={"token": "tok_seed"}, variables={"url": "https://idp.example"}
+            ),
+        )
+        platform.integration_checks.run_all(owner, connection.id)  # a run, its results, a finding
         platform.controls.enable(owner, "iso-27001-2022")  # controls, rows, task templates, a statement
         (statement,) = platform.soa.list(owner).items
         platform.soa.submit(owner, statement.id, SubmitSoa())

@@ -92,7 +92,9 @@ def test_a_secret_credential_is_never_answered_nor_stored_in_the_clear(platform:
     assert len(versions) == 1 and SECRET not in versions[0].sealed
     assert all(SECRET not in json.dumps(message.payload) for message in outbox)
     assert all(SECRET not in repr(entry) for entry in audit)
-    assert {message.type for message in outbox} >= {"integration_connection.created", "integration_connection.updated"}
+    assert [message.type for message in outbox if message.type.startswith("integration")] == [
+        "integration_connection.created"
+    ]
 
 
 def test_rotating_the_vault_key_keeps_every_credential_readable(

@@ -178,13 +178,14 @@ class Integrations:
         opened: dict[str, str] = json.loads(self.vault.open(newest.sealed, purpose=_purpose(connection)))
         return opened
 
+    @staticmethod
+    def defaults(manifest: Manifest) -> dict[str, str]:
+        return {variable.id: variable.default for variable in manifest.variables if variable.default is not None}
+
     def access(self, session: Session, connection: Connection) -> tuple[Provider, Access]:
         provider = self.provider(connection.provider)
-        defaults = {
-            variable.id: variable.default for variable in provider.manifest.variables if variable.default is not None
-        }
         credentials = {**settings_map(connection.settings), **self.secrets(session, connection)}
-        variables = {**defaults, **settings_map(connection.variables)}
+        variables = {**self.defaults(provider.manifest), **settings_map(connection.variables)}
         return provider, Access(credentials=credentials, variables=variables, allow_private=self.allow_private)
 
 
@@ -248,9 +249,11 @@ class ConnectionService:
         example=_EXAMPLE,
     )
     def create(self, actor: Actor, data: NewConnection, once: Once) -> Connection:
-        """Answers the connection after its first test: ``active``, or ``error`` with the
-        provider's reason (a connection is kept either way, to fix and test again)."""
-        manifest = self.integrations.provider(data.provider).manifest
+        """The provider is tested with what was given before anything is written, so the
+        connection is made once, already ``active`` or ``error`` with the provider's reason (kept
+        either way, to fix and test again)."""
+        provider = self.integrations.provider(data.provider)
+        manifest = provider.manifest
         given = settings_map(data.credentials)
         errors = self.integrations.credential_errors(manifest, given, complete=True)
         errors += self.integrations.variable_errors(manifest, data.variables, "variables")
@@ -258,6 +261,10 @@ class ConnectionService:
         if errors:
             raise ValidationError.every(errors)
         secret = {field.id for field in manifest.credential_fields if field.secret}
+        variables = {**self.integrations.defaults(manifest), **settings_map(data.variables)}
+        outcome = self._probe(
+            provider, Access(credentials=given, variables=variables, allow_private=self.integrations.allow_private)
+        )
         now = self.uow.clock.now()
 
         def make() -> Connection:
@@ -266,12 +273,13 @@ class ConnectionService:
                 organization_id=actor.organization_id,
                 provider=manifest.slug,
                 name=data.name or manifest.name,
-                status=ConnectionStatus.PENDING,
                 settings=tuple(setting for setting in data.credentials if setting.id not in secret),
                 variables=data.variables,
                 created_by=actor.principal,
                 created_at=now,
                 updated_at=now,
+                last_tested_at=now,
+                **outcome,
             )
             secrets = {name: value for name, value in given.items() if name in secret}
             if secrets:
@@ -283,8 +291,7 @@ class ConnectionService:
             return connection
 
         with self.uow.write(actor) as tx:
-            made = once(tx, data, now, make)
-        return self._test(actor, made.id) if made.status is ConnectionStatus.PENDING else made
+            return once(tx, data, now, make)
 
     @operation(
         INTEGRATION_WRITE,
@@ -412,15 +419,9 @@ class ConnectionService:
             if not resuming:
                 usable(connection, "test")
             provider, access = self.integrations.access(session, connection)
-        try:
-            provider.test(access)
-        except ProviderError as refused:
-            outcome: dict[str, Any] = {"status": ConnectionStatus.ERROR, "error_message": str(refused)[:2000]}
-        else:
-            outcome = {"status": ConnectionStatus.ACTIVE, "error_message": None}
+        outcome = self._probe(provider, access)
         now = self.uow.clock.now()
         outcome["last_tested_at"] = now
-        outcome["next_check_at"] = now if outcome["status"] is ConnectionStatus.ACTIVE else None
         with self.uow.write(actor) as tx:
             current = fetch(tx, CONNECTIONS, actor.organization_id, connection_id)
             if current.credential_version != connection.credential_version or current.status != connection.status:
@@ -428,6 +429,15 @@ class ConnectionService:
             if current.next_check_at is not None and outcome["next_check_at"] is not None:
                 outcome["next_check_at"] = current.next_check_at  # a test does not delay the schedule
             return self._apply(tx, actor, current, outcome)
+
+    def _probe(self, provider: Provider, access: Access) -> dict[str, Any]:
+        """The connection's state after testing ``access``: ``active`` and due for its checks
+        now (the schedule runs them), or ``error`` with the provider's reason."""
+        try:
+            provider.test(access)
+        except ProviderError as refused:
+            return {"status": ConnectionStatus.ERROR, "error_message": str(refused)[:2000], "next_check_at": None}
+        return {"status": ConnectionStatus.ACTIVE, "error_message": None, "next_check_at": self.uow.clock.now()}
 
     def change(self, actor: Actor, connection_id: str, changes: dict[str, Any]) -> Connection:
         with self.uow.write(actor) as tx:
