@@ -344,7 +344,7 @@ class _Examples:
 
 def manifest_ids(platform: Platform) -> dict[str, str]:
     """Path ids naming entries of the manifest of the provider the examples connect (the
-    provider, one of its checks, one of its variables), which no create makes: {} when no such
+    provider, one of its variables), which no create makes: {} when no such
     provider is installed."""
     connections = platform.services.get("integration_connections")
     if connections is None:

@@ -34,7 +34,7 @@ from compliance_core.areas.findings import FindingFilter, FindingPatch, NewFindi
 from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
 from compliance_core.areas.frameworks.imported import FrameworkImport
 from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
-from compliance_core.areas.integrations import NewConnection
+from compliance_core.areas.integrations import NewConnection, RunChecks
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import Plan
 from compliance_core.areas.people import NewPerson, PersonFilter
@@ -178,7 +178,7 @@ def seed_instance(path: Path) -> Instance:
                 provider="scripted", credentials={"token": "tok_seed"}, variables={"url": "https://idp.example"}
             ),
         )
-        platform.integration_checks.run_all(owner, connection.id)  # a run, its results, a finding
+        platform.integration_checks.run_checks(owner, connection.id, RunChecks())  # a run, its results, a finding
         platform.controls.enable(owner, "iso-27001-2022")  # controls, rows, task templates, a statement
         (statement,) = platform.soa.list(owner).items
         platform.soa.submit(owner, statement.id, SubmitSoa())

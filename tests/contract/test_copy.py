@@ -37,7 +37,7 @@ from compliance_core.areas.frameworks.control_models import NewControl
 from compliance_core.areas.frameworks.controls import MappingEntry, MappingImport
 from compliance_core.areas.frameworks.imported import FrameworkImport
 from compliance_core.areas.frameworks.soa import ApproveSoa, SubmitSoa
-from compliance_core.areas.integrations import NewConnection
+from compliance_core.areas.integrations import NewConnection, RunChecks
 from compliance_core.areas.organization_logos import LogoUpload
 from compliance_core.areas.organizations import ORGANIZATIONS, Plan
 from compliance_core.areas.people import NewPerson
@@ -312,7 +312,7 @@ def seed(store: Store) -> Seeded:
         owner,
         NewConnection(provider="scripted", credentials={"token": "tok_seed"}, variables={"url": "https://idp.example"}),
     )
-    platform.integration_checks.run_all(owner, connection.id)  # a run, its results, a finding
+    platform.integration_checks.run_checks(owner, connection.id, RunChecks())  # a run, its results, a finding
     platform.evidence_export_auditor.create(owner, NewEvidenceExport())  # queued; the chore that builds it is not run
     auditor = platform.api_keys.create(owner, NewApiKey(name="Auditor", role="auditor"))
     platform.access.admit(auditor.secret)

@@ -156,6 +156,15 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
         "POST /v1/integrations/variables/connections/{connectionId}",
         "values",
     ): "variables of the connection's provider, each of its type",
+    ("POST /v1/integrations/checks/connections/{connectionId}/run", "checkId"): "a check of the connection's provider",
+    (
+        "POST /v1/integrations/checks/connections/{connectionId}/import",
+        "format",
+    ): "a format the connection's provider takes",
+    (
+        "POST /v1/integrations/checks/connections/{connectionId}/import",
+        "content",
+    ): "a SARIF or OCSF document whose every result reads (the file's bytes)",
     **{
         (operation, field): reason
         for operation in ("POST /v1/tasks/{taskId}/automations", "PATCH /v1/tasks/{taskId}/automations/{automationId}")

@@ -58,7 +58,7 @@ def _documented(path: str) -> str:
 SHARED_IDS = {"framework_id": "iso-27001-2022"}
 """Ids naming what every organization shares (a framework of the catalogue): a path taking one
 gets the same framework in both organizations, which the World enables in both."""
-MANIFEST_IDS = ("provider_slug", "check_id", "variable_id")
+MANIFEST_IDS = ("provider_slug", "variable_id")
 """Ids naming entries of an installed provider's manifest (``events_doc.manifest_ids``), the same
 in every organization."""
 

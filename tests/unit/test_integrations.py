@@ -24,6 +24,7 @@ from compliance_core.areas.integrations import (
     NewCredentials,
     ProviderError,
     ResourceResult,
+    RunChecks,
     VariableValues,
 )
 from compliance_core.kernel.audit import AUDIT_LOG, AuditFilter
@@ -65,7 +66,10 @@ def _findings(platform: Platform, actor: Actor) -> list[Any]:
 
 
 def test_the_catalogue_lists_the_installed_providers(platform: Platform, owner: Actor) -> None:
-    assert [manifest.slug for manifest in platform.integration_connections.providers(owner).data] == ["scripted"]
+    assert [manifest.slug for manifest in platform.integration_connections.providers(owner).data] == [
+        "scanner-import",
+        "scripted",
+    ]
     assert platform.integration_connections.provider(owner, "scripted") == MANIFEST
     with pytest.raises(NotFound):
         platform.integration_connections.provider(owner, "gitlab")
@@ -149,7 +153,7 @@ def test_pause_resume_and_disconnect(platform: Platform, owner: Actor, provider:
     with pytest.raises(Conflict):
         platform.integration_connections.test(owner, made.id)
     with pytest.raises(Conflict):
-        platform.integration_checks.run_all(owner, made.id)
+        platform.integration_checks.run_checks(owner, made.id, RunChecks())
     assert platform.integration_connections.resume(owner, made.id).status is ConnectionStatus.ACTIVE
     with pytest.raises(Conflict):
         platform.integration_connections.resume(owner, made.id)
@@ -183,7 +187,7 @@ def test_who_may_do_what(platform: Platform, owner: Actor) -> None:
     with pytest.raises(Forbidden):
         platform.integration_connections.pause(auditor, made.id)
     with pytest.raises(Forbidden):
-        platform.integration_checks.run_all(auditor, made.id)
+        platform.integration_checks.run_checks(auditor, made.id, RunChecks())
     with pytest.raises(Forbidden):
         platform.integration_connections.list(platform.actor(owner.organization_id, Role.EMPLOYEE))
     other = platform.actor(platform.bootstrap("Globex").organization.id)
@@ -225,13 +229,13 @@ def test_a_failing_resource_opens_one_finding_and_passing_again_closes_it(
 ) -> None:
     made = _connect(platform, owner)
     provider.answers["mfa"] = [user_result("ada", True), user_result("bob", False)]
-    run = platform.integration_checks.run_one(owner, made.id, "mfa")
+    run = platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))
     assert (run.status, run.total_checked, run.passed_count, run.failed_count) == (CheckRunStatus.FAILED, 2, 1, 1)
     [finding] = _findings(platform, owner)
     assert finding.source is FindingSource.INTEGRATION and finding.severity is Severity.HIGH
     assert "bob has no MFA" in finding.title and "Turn on MFA" in finding.content
 
-    platform.integration_checks.run_one(owner, made.id, "mfa")  # still failing: the same finding
+    platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))  # still failing: the same finding
     assert [f.id for f in _findings(platform, owner)] == [finding.id]
     results = platform.integration_checks.results(owner, made.id, run.id).items
     assert {(r.resource_id, r.passed, r.finding_id) for r in results} == {
@@ -240,12 +244,15 @@ def test_a_failing_resource_opens_one_finding_and_passing_again_closes_it(
     }
 
     provider.answers["mfa"] = [user_result("ada", True), user_result("bob", True)]
-    assert platform.integration_checks.run_one(owner, made.id, "mfa").status is CheckRunStatus.SUCCESS
+    assert (
+        platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa")).status
+        is CheckRunStatus.SUCCESS
+    )
     [closed] = _findings(platform, owner)
     assert closed.id == finding.id and closed.status is FindingStatus.CLOSED
 
     provider.answers["mfa"] = [user_result("bob", False)]
-    platform.integration_checks.run_one(owner, made.id, "mfa")
+    platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))
     assert len(_findings(platform, owner)) == 2  # failing again after the fix: a new finding
 
 
@@ -254,12 +261,12 @@ def test_a_check_that_cannot_run_makes_an_error_run_and_leaves_findings_alone(
 ) -> None:
     made = _connect(platform, owner)
     provider.answers["mfa"] = [user_result("bob", False)]
-    platform.integration_checks.run_one(owner, made.id, "mfa")
+    platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))
     provider.answers["mfa"] = ProviderError("the service answered 503")
     provider.answers["tls"] = [
         ResourceResult(passed=True, resource_type="endpoint", resource_id="idp", title="TLS 1.3")
     ]
-    run = platform.integration_checks.run_all(owner, made.id)
+    run = platform.integration_checks.run_checks(owner, made.id, RunChecks())
     assert (run.check_id, run.status, run.error_message) == (
         "all",
         CheckRunStatus.ERROR,
@@ -275,8 +282,9 @@ def test_a_check_that_cannot_run_makes_an_error_run_and_leaves_findings_alone(
     assert states == {"mfa": (run.id, CheckRunStatus.ERROR), "tls": (run.id, CheckRunStatus.ERROR)}
     assert platform.integration_checks.runs(owner, made.id).total == 2
     assert platform.integration_checks.run(owner, made.id, run.id) == run
-    with pytest.raises(NotFound):
-        platform.integration_checks.run_one(owner, made.id, "nope")
+    with pytest.raises(ValidationError) as refused:
+        platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="nope"))
+    assert refused.value.details["field"] == "checkId"
     other = _connect(platform, owner, name="Other")
     with pytest.raises(NotFound):  # a run is read under its own connection
         platform.integration_checks.run(owner, other.id, run.id)
@@ -301,7 +309,7 @@ def test_the_schedule_runs_each_active_connection_once_a_day(
 def test_deleting_a_connection_keeps_its_findings(platform: Platform, owner: Actor, provider: Scripted) -> None:
     made = _connect(platform, owner)
     provider.answers["mfa"] = [user_result("bob", False)]
-    run = platform.integration_checks.run_one(owner, made.id, "mfa")
+    run = platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))
     platform.integration_connections.delete(owner, made.id)
     with pytest.raises(NotFound):
         platform.integration_checks.results(owner, made.id, run.id)

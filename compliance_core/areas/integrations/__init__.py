@@ -15,7 +15,7 @@ import datetime as dt
 
 from ...kernel.registry import Area, Chore
 from ...kernel.uow import Context
-from .checks import ALL_CHECKS, CheckService, CheckState, ConnectionChecks, ProviderChecks
+from .checks import ALL_CHECKS, CheckService, CheckState, ConnectionChecks, ProviderChecks, RunChecks
 from .connections import ConnectionService, Integrations, Providers
 from .models import (
     CHECK_RESULTS,
@@ -57,10 +57,13 @@ from .providers import (
     Variable,
     VariableType,
 )
+from .scans import ScanFormat, ScanImport
 from .variables import ConnectionVariables, ProviderVariables, VariableService, VariableState
 
 __all__ = [
     "Access",
+    "ScanFormat",
+    "ScanImport",
     "AuthType",
     "Category",
     "CheckSpec",
@@ -93,6 +96,7 @@ __all__ = [
     "CheckState",
     "ConnectionChecks",
     "ALL_CHECKS",
+    "RunChecks",
     "ConnectionService",
     "VariableService",
     "CheckService",

@@ -17,14 +17,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import attrs
 
 from ...kernel.clock import utc
 from ...kernel.context_history import port_of
 from ...kernel.directory import Directory, every
-from ...kernel.errors import NotFound
+from ...kernel.errors import Conflict, NotFound, ValidationError
 from ...kernel.operations import operation, page_of
 from ...kernel.outcomes import FailedCheck, FindingRaiser
 from ...kernel.page_cache import PageCache
@@ -33,6 +34,8 @@ from ...kernel.permissions import Actor
 from ...kernel.records import fetch
 from ...kernel.registry import Route, Session
 from ...kernel.uow import Tx, UnitOfWork
+from ...kernel.uploads import content_of
+from ...kernel.validation import optional_text
 from .connections import CHECK_EVERY, Integrations, usable
 from .models import (
     CHECK_RESULTS,
@@ -52,12 +55,15 @@ from .models import (
     ConnectionStatus,
 )
 from .providers import Access, CheckSpec, Provider, ProviderError, ResourceResult
+from .scans import MAX_SCAN_BYTES, SCANNER_IMPORT, ScanImport, read_scan
 
-__all__ = ["CheckService", "ProviderChecks", "CheckState", "ConnectionChecks", "ALL_CHECKS"]
+__all__ = ["CheckService", "RunChecks", "ProviderChecks", "CheckState", "ConnectionChecks", "ALL_CHECKS"]
 
 _PROVIDER = "/v1/integrations/checks/providers/{provider_slug}"
 _CONNECTION = "/v1/integrations/checks/connections/{connection_id}"
 _RUN = _CONNECTION + "/runs/{check_run_id}"
+_EMPTY_SARIF = "eyJ2ZXJzaW9uIjogIjIuMS4wIiwgInJ1bnMiOiBbXX0="
+"""``{"version": "2.1.0", "runs": []}``: a scan that found nothing."""
 ALL_CHECKS = "all"
 """The ``checkId`` of a run of every check of a connection."""
 MAX_RESULTS = 1000
@@ -87,6 +93,12 @@ class ConnectionChecks:
     connection_id: str
     status: ConnectionStatus
     data: tuple[CheckState, ...]
+
+
+@attrs.frozen(kw_only=True)
+class RunChecks:
+    check_id: str | None = attrs.field(default=None, converter=optional_text(100))
+    """The one check to run; left out, every check of the connection's provider."""
 
 
 @attrs.frozen(kw_only=True)
@@ -157,22 +169,38 @@ class CheckService:
 
     @operation(
         INTEGRATION_RUN,
-        Route("POST", _CONNECTION + "/run", "Run every check of a connection now", 201),
+        Route("POST", _CONNECTION + "/run", "Run a connection's checks now: every one, or the one checkId names", 201),
+        body=RunChecks,
         result=CheckRun,
+        example={},
     )
-    def run_all(self, actor: Actor, connection_id: str) -> CheckRun:
-        """One run (``checkId`` ``all``) with a result per resource of every check, answered
+    def run_checks(self, actor: Actor, connection_id: str, data: RunChecks) -> CheckRun:
+        """One run with a result per resource (``checkId`` ``all`` for every check), answered
         with its verdict: a check that cannot run makes the run ``error`` (unless another
         failed), never an error of this call."""
-        return self._run(actor, connection_id, None, CheckRunTrigger.PERSON)
+        return self._run(actor, connection_id, data.check_id, CheckRunTrigger.PERSON)
 
     @operation(
         INTEGRATION_RUN,
-        Route("POST", _CONNECTION + "/run/{check_id}", "Run one check of a connection now", 201),
+        Route("POST", _CONNECTION + "/import", "Import a scanner's results (SARIF or OCSF) as a check run", 201),
+        body=ScanImport,
         result=CheckRun,
+        example={"format": "sarif", "content": _EMPTY_SARIF},
     )
-    def run_one(self, actor: Actor, connection_id: str, check_id: str) -> CheckRun:
-        return self._run(actor, connection_id, check_id, CheckRunTrigger.PERSON)
+    def import_results(self, actor: Actor, connection_id: str, data: ScanImport) -> CheckRun:
+        """The file is the scanner's whole picture: a resource failing in it opens (or keeps) a
+        finding, one passing or gone from it since the last import closes its finding. Any
+        connection takes imports (Prowler's results beside an AWS connection); the built-in
+        ``scanner-import`` provider is a connection for a scanner alone."""
+        with self.uow.read() as session:
+            connection = fetch(session, CONNECTIONS, actor.organization_id, connection_id)
+        usable(connection, "import results")
+        spec = SCANNER_IMPORT.check(data.format.value)
+        content = b"".join(_chunks(content_of(data.content), MAX_SCAN_BYTES))
+        verdict = _Verdict(spec=spec, results=read_scan(data.format, content), error=None)
+        started_at = self.uow.clock.now()
+        with self.uow.write(actor) as tx:
+            return self._store(tx, actor, connection, spec.id, [verdict], CheckRunTrigger.IMPORT, started_at, 0)
 
     @operation(
         INTEGRATION_READ,
@@ -221,7 +249,11 @@ class CheckService:
                 for connection in every(
                     tx[CONNECTIONS], organization_id, ConnectionFilter(status=ConnectionStatus.ACTIVE)
                 ):
-                    if connection.next_check_at is not None and connection.next_check_at <= now:
+                    if (
+                        connection.next_check_at is not None
+                        and connection.next_check_at <= now
+                        and self._runs(connection)
+                    ):
                         tx[CONNECTIONS].update(attrs.evolve(connection, next_check_at=now + CHECK_EVERY))
                         claimed.append(connection)
             for connection in claimed:
@@ -230,6 +262,11 @@ class CheckService:
         return done
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _runs(self, connection: Connection) -> bool:
+        """Whether the schedule runs the connection's checks: its provider is installed and runs them."""
+        provider = self.integrations.catalogue.providers.get(connection.provider)
+        return provider is not None and provider.manifest.runs
 
     def _run(
         self, actor: Actor | None, connection: Connection | str, check_id: str | None, trigger: CheckRunTrigger
@@ -240,7 +277,19 @@ class CheckService:
                 connection = fetch(session, CONNECTIONS, actor.organization_id, connection)
             usable(connection, "run checks")
             provider, access = self.integrations.access(session, connection)
-        specs = (provider.manifest.check(check_id),) if check_id is not None else provider.manifest.checks
+        if not provider.manifest.runs:
+            raise Conflict(
+                f"the results of {provider.manifest.slug} are imported, not run: POST .../import",
+                {"field": "provider", "value": provider.manifest.slug, "reason": "its results are imported"},
+            )
+        specs = provider.manifest.checks
+        if check_id is not None:
+            specs = tuple(spec for spec in specs if spec.id == check_id)
+            if not specs:
+                known = ", ".join(spec.id for spec in provider.manifest.checks)
+                raise ValidationError.field(
+                    "checkId", check_id, f"is not a check of {provider.manifest.slug}; its checks: {known}"
+                )
         started_at = self.uow.clock.now()
         started = time.monotonic()
         verdicts = [_call(provider, spec, access) for spec in specs]
@@ -313,8 +362,44 @@ class CheckService:
                     updated_at=now,
                 )
             )
+        for verdict in verdicts:
+            if verdict.error is None and raiser is not None:
+                seen = {result.resource_id[:500] for spec, result in judged if spec.id == verdict.spec.id}
+                self._close_vanished(tx, raiser, connection, verdict.spec, seen, run, now)
         tx.record(CheckRunCompleted(organization_id=organization_id, subject=run))
         return run
+
+    def _close_vanished(
+        self,
+        tx: Tx,
+        raiser: FindingRaiser,
+        connection: Connection,
+        spec: CheckSpec,
+        seen: set[str],
+        run: CheckRun,
+        now: dt.datetime,
+    ) -> None:
+        """A resource failing in the previous run of this check and absent from this one is gone
+        (deleted, or fixed and no longer reported, as a scanner's file leaves it out): its finding
+        closes as if it had passed."""
+        organization_id = connection.organization_id
+        earlier = [
+            found
+            for check_id in (spec.id, ALL_CHECKS)
+            for found in tx[CHECK_RUNS].list(
+                organization_id, CheckRunFilter(connection_id=connection.id, check_id=check_id), PageRequest(per_page=2)
+            )[0]
+            if found.id != run.id
+        ]
+        if not earlier:
+            return
+        previous = max(earlier, key=lambda found: (found.completed_at, found.id))
+        failing = every(
+            tx[CHECK_RESULTS], organization_id, CheckResultFilter(run_id=previous.id, check_id=spec.id, passed=False)
+        )
+        for result in failing:
+            if result.finding_id is not None and result.resource_id not in seen:
+                raiser.resolve(tx, organization_id, result.finding_id, now)
 
     def _follow(
         self,
@@ -367,6 +452,16 @@ def _call(provider: Provider, spec: CheckSpec, access: Access) -> _Verdict:
         return _Verdict(spec=spec, results=provider.run(spec.id, access), error=None)
     except ProviderError as refused:
         return _Verdict(spec=spec, results=(), error=str(refused)[:2000] or type(refused).__name__)
+
+
+def _chunks(source: Any, limit: int) -> Iterator[bytes]:
+    """The bytes of an uploaded file, refused past ``limit`` (a multipart part is streamed)."""
+    total = 0
+    for chunk in source if not hasattr(source, "read") else iter(lambda: source.read(1 << 16), b""):
+        total += len(chunk)
+        if total > limit:
+            raise ValidationError.field("content", total, f"must be a file of at most {limit} bytes")
+        yield chunk
 
 
 def _run_of(session: Session, organization_id: str, connection_id: str, check_run_id: str) -> CheckRun:

@@ -49,6 +49,7 @@ from .models import (
     settings_map,
 )
 from .providers import Access, Catalogue, Manifest, Provider, ProviderError, VariableType, catalogue_of
+from .scans import ScannerImport
 
 __all__ = ["Integrations", "ConnectionService", "Providers", "CHECK_EVERY"]
 
@@ -77,7 +78,7 @@ class Integrations:
     @property
     def catalogue(self) -> Catalogue:
         if self._catalogue is None:
-            self._catalogue = catalogue_of(self.context.settings)
+            self._catalogue = catalogue_of(self.context.settings, built_in=(ScannerImport(),))
         return self._catalogue
 
     @property

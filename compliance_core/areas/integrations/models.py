@@ -219,6 +219,8 @@ class CheckRunStatus(enum.StrEnum):
 class CheckRunTrigger(enum.StrEnum):
     PERSON = "person"
     SCHEDULE = "schedule"
+    IMPORT = "import"
+    """A scanner's results file, imported."""
 
 
 @attrs.frozen(kw_only=True)

@@ -127,6 +127,8 @@ class Manifest:
     checks: tuple[CheckSpec, ...] = ()
     docs_url: str | None = None
     """Where the provider's own API is documented."""
+    runs: bool = True
+    """False for a provider whose results are imported (``.../import``), never run."""
 
     def check(self, check_id: str) -> CheckSpec:
         for spec in self.checks:
@@ -198,22 +200,21 @@ class Catalogue:
 
     def path_ids(self, slug: str) -> dict[str, str]:
         """Real values for the path ids that name a provider's manifest entries rather than
-        records (no create makes them): the provider, its first check and its first variable that
-        has a default (one that can be cleared), for the generated examples and generic tests."""
+        records (no create makes them): the provider and its first variable that has a default
+        (one that can be cleared), for the generated examples and generic tests."""
         manifest = self.get(slug).manifest
         found = {"provider_slug": slug}
-        if manifest.checks:
-            found["check_id"] = manifest.checks[0].id
         clearable = [variable.id for variable in manifest.variables if variable.default is not None]
         if clearable:
             found["variable_id"] = clearable[0]
         return found
 
 
-def catalogue_of(settings: Mapping[str, Any]) -> Catalogue:
-    """``settings["providers"]`` (providers), else every installed ``compliance.providers``
-    entry point's factory called with the settings."""
+def catalogue_of(settings: Mapping[str, Any], *, built_in: Sequence[Provider] = ()) -> Catalogue:
+    """``built_in`` (core's own, which reach no outside service), then ``settings["providers"]``
+    (providers), else every installed ``compliance.providers`` entry point's factory called with
+    the settings; a later provider replaces an earlier one of the same slug."""
     given = settings.get(SETTINGS_KEY)
     if given is None:
         given = [entry.load()(settings) for entry in importlib.metadata.entry_points(group=PROVIDER_ENTRY_POINTS)]
-    return Catalogue({provider.manifest.slug: provider for provider in given})
+    return Catalogue({provider.manifest.slug: provider for provider in [*built_in, *given]})
