@@ -179,6 +179,14 @@ CROSS_FIELD_RULES: dict[tuple[str, str], str] = {
         )
         for field in ("fileData", "fileName", "fileType", "url", "note")
     },
+    **{
+        (operation, "validUntil"): "after collectedAt"
+        for operation in (
+            "POST /v1/attachments",
+            "POST /v1/tasks/{taskId}/attachments",
+            "POST /v1/tasks/{taskId}/attachments/{attachmentId}/versions",
+        )
+    },
 }
 """The rules that may refuse a request the document allows, each relating its field to another
 field, another record, the clock or the world (a JSON Schema sees one value at a time); ``page``

@@ -45,7 +45,8 @@ from compliance_core.areas.integrations.providers import (
     catalogue_of,
 )
 from compliance_core.kernel.severities import Severity
-from compliance_integrations.https_endpoint import HttpsEndpoint, cipher_families, provider
+from compliance_integrations.https_endpoint import HttpsEndpoint, provider
+from compliance_integrations.tls_hello import cipher_families
 
 # The servers and the probe pin TLS 1.0 and 1.1 on purpose, which Python reports as deprecated.
 pytestmark = pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1:DeprecationWarning")
