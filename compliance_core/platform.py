@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .areas.frameworks.imported import FrameworkImportService
     from .areas.frameworks.soa import SoaService
     from .areas.frameworks.task_templates import TaskTemplateService
-    from .areas.integrations import CheckService, ConnectionService, VariableService
+    from .areas.integrations import CheckService, CloudSecurityService, ConnectionService, VariableService
     from .areas.organization_logos import OrganizationLogoService
     from .areas.organizations import OrganizationService
     from .areas.people import PeopleService
@@ -137,6 +137,7 @@ class Platform:
     integration_connections: ConnectionService
     integration_variables: VariableService
     integration_checks: CheckService
+    cloud_security: CloudSecurityService
 
     def __init__(
         self,

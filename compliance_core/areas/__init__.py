@@ -63,4 +63,5 @@ AREAS: tuple[Area[Any], ...] = (
     integrations.CONNECTIONS_AREA,
     integrations.VARIABLES_AREA,
     integrations.CHECKS_AREA,
+    integrations.CLOUD_SECURITY_AREA,
 )

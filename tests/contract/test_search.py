@@ -173,7 +173,14 @@ def test_pages_sorted_within_the_declared_filter_equal_the_python_reference(
     listing = records_of.listing
     sorts = [None, *listing.sorts, *("-" + name for name in listing.sorts)]
 
-    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    # Derandomized: the closing assertion needs some example to page past the first page sorted
+    # and scoped, which 20 random examples did not always do.
+    @settings(
+        max_examples=20,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
     @given(
         specs=st.lists(st.tuples(_rows(table), st.integers(0, 2), st.sampled_from(["one", "two"])), max_size=16),
         sort=st.sampled_from(sorts),

@@ -314,3 +314,27 @@ def test_deleting_a_connection_keeps_its_findings(platform: Platform, owner: Act
     with pytest.raises(NotFound):
         platform.integration_checks.results(owner, made.id, run.id)
     assert len(_findings(platform, owner)) == 1
+
+
+# -- cloud security ------------------------------------------------------------------------
+
+
+def test_the_posture_is_each_resources_latest_verdict_with_the_trend(
+    platform: Platform, owner: Actor, provider: Scripted
+) -> None:
+    made = _connect(platform, owner)
+    provider.answers["mfa"] = [user_result("ada", False), user_result("bob", False)]
+    provider.answers["tls"] = [ResourceResult(passed=True, resource_type="endpoint", resource_id="idp", title="TLS")]
+    platform.integration_checks.run_checks(owner, made.id, RunChecks())
+    provider.answers["mfa"] = [user_result("ada", True), user_result("bob", False)]
+    platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))  # tls stays as it was
+    provider.answers["mfa"] = ProviderError("the service answered 503")
+    platform.integration_checks.run_checks(owner, made.id, RunChecks(check_id="mfa"))  # knows nothing new
+
+    state = platform.cloud_security.state(owner)
+    [posture] = state.connections
+    assert (posture.resources, posture.passed, posture.failed) == (3, 2, 1)
+    assert (posture.failing.high, state.failing.high, state.failed) == (1, 1, 1)
+    assert [(point.check_id, point.failed) for point in posture.trend] == [("all", 2), ("mfa", 1), ("mfa", 0)]
+    platform.integration_connections.disconnect(owner, made.id)
+    assert platform.cloud_security.state(owner).connections == ()

@@ -267,7 +267,7 @@ class ControlService:
         organization_id = actor.organization_id
         now = self.uow.clock.now()
         with self.uow.write(actor) as tx:
-            enabled = every(tx[ENABLED_FRAMEWORKS], organization_id, EnabledFrameworkFilter(framework_id=framework_id))
+            enabled = every(tx[ENABLED_FRAMEWORKS], organization_id, _enabled_filter(framework_id))
             if not enabled:
                 raise NotFound.resource("enabled framework", framework_id)
             rows = every(tx[CONTROL_REQUIREMENTS], organization_id, ControlRequirementFilter(framework_id=framework_id))
@@ -757,9 +757,7 @@ class ControlService:
 
     def _enabled(self, actor: Actor, framework_id: str) -> EnabledFramework:
         with self.uow.read() as session:
-            found = every(
-                session[ENABLED_FRAMEWORKS], actor.organization_id, EnabledFrameworkFilter(framework_id=framework_id)
-            )
+            found = every(session[ENABLED_FRAMEWORKS], actor.organization_id, _enabled_filter(framework_id))
         if not found:
             raise NotFound.resource("enabled framework", framework_id)
         enabled: EnabledFramework = found[0]
@@ -864,3 +862,12 @@ AREA = Area(
         MappingImported,
     ),
 )
+
+
+def _enabled_filter(framework_id: str) -> EnabledFrameworkFilter:
+    """The filter of one enabled framework; an id no framework can have (control characters, too
+    long) is a 404 like any unknown id, not a 400: a path's id names, it is not a field."""
+    try:
+        return EnabledFrameworkFilter(framework_id=framework_id)
+    except ValidationError:
+        raise NotFound.resource("enabled framework", framework_id) from None

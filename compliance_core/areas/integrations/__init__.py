@@ -2,9 +2,10 @@
 their checks read, and the checks that monitor controls continuously, opening a finding when a
 resource starts failing and closing it when it passes again.
 
-Three areas, as the spec groups them: **Connections** (the provider catalogue, a connection's
+Four areas, as the spec groups them: **Connections** (the provider catalogue, a connection's
 life and its sealed credentials), **Variables** (a provider's declared settings and a
-connection's values) and **Checks** (runs now or daily, their per-resource results). Providers are
+connection's values), **Checks** (runs now or daily, scanner imports, their per-resource
+results) and **CloudSecurity** (each connection's posture and its trend). Providers are
 adapters outside core, found through the ``compliance.providers`` entry points (``providers``);
 credentials are sealed by the instance's vault (``kernel.vault``). See docs/integrations.md.
 """
@@ -44,6 +45,7 @@ from .models import (
     Setting,
     VariableValues,
 )
+from .posture import CloudSecurityService, CloudSecurityState, ConnectionPosture, FailingBySeverity, TrendPoint
 from .providers import (
     Access,
     AuthType,
@@ -114,6 +116,12 @@ __all__ = [
     "CONNECTIONS_AREA",
     "VARIABLES_AREA",
     "CHECKS_AREA",
+    "CLOUD_SECURITY_AREA",
+    "CloudSecurityService",
+    "CloudSecurityState",
+    "ConnectionPosture",
+    "FailingBySeverity",
+    "TrendPoint",
 ]
 
 
@@ -160,4 +168,12 @@ CHECKS_AREA = Area(
             done="ran %d integration check(s)",
         ),
     ),
+)
+
+CLOUD_SECURITY_AREA = Area(
+    name="cloud_security",
+    tag="CloudSecurity",
+    service=lambda context: CloudSecurityService(context.uow, context.pages, _integrations(context)),
+    api=CloudSecurityService,
+    actions=(INTEGRATION_READ,),
 )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -200,7 +199,7 @@ class CheckService:
         verdict = _Verdict(spec=spec, results=read_scan(data.format, content), error=None)
         started_at = self.uow.clock.now()
         with self.uow.write(actor) as tx:
-            return self._store(tx, actor, connection, spec.id, [verdict], CheckRunTrigger.IMPORT, started_at, 0)
+            return self._store(tx, actor, connection, spec.id, [verdict], CheckRunTrigger.IMPORT, started_at)
 
     @operation(
         INTEGRATION_READ,
@@ -291,11 +290,9 @@ class CheckService:
                     "checkId", check_id, f"is not a check of {provider.manifest.slug}; its checks: {known}"
                 )
         started_at = self.uow.clock.now()
-        started = time.monotonic()
         verdicts = [_call(provider, spec, access) for spec in specs]
-        duration_ms = int((time.monotonic() - started) * 1000)
         with self.uow.write(actor) as tx:
-            return self._store(tx, actor, connection, check_id, verdicts, trigger, started_at, duration_ms)
+            return self._store(tx, actor, connection, check_id, verdicts, trigger, started_at)
 
     def _store(
         self,
@@ -306,7 +303,6 @@ class CheckService:
         verdicts: Sequence[_Verdict],
         trigger: CheckRunTrigger,
         started_at: dt.datetime,
-        duration_ms: int,
     ) -> CheckRun:
         now = self.uow.clock.now()
         organization_id = connection.organization_id
@@ -332,7 +328,7 @@ class CheckService:
             error_message="; ".join(errors)[:2000] or None,
             started_at=started_at,
             completed_at=now,
-            duration_ms=duration_ms,
+            duration_ms=int((now - started_at).total_seconds() * 1000),
             created_by=actor.principal if actor else None,
             created_at=now,
             updated_at=now,
