@@ -84,8 +84,8 @@ class Setting:
 
 
 def _settings(value: Any, field: attrs.Attribute[Any]) -> tuple[Setting, ...]:
-    """A JSON object of names to text, numbers or booleans, kept as text (a variable's type is
-    its provider's to judge)."""
+    """A JSON object of names to text, numbers or booleans, kept as text: which names and types
+    are right is the provider's manifest to judge, so the service checks them against it."""
     name = wire_name(field.name)
     if value is None:
         return ()
@@ -95,8 +95,6 @@ def _settings(value: Any, field: attrs.Attribute[Any]) -> tuple[Setting, ...]:
         raise ValidationError.field(name, len(value), f"must hold at most {MAX_SETTINGS} entries")
     found: list[Setting] = []
     for key, item in value.items():
-        if not isinstance(key, str) or not 1 <= len(key) <= 100:
-            raise ValidationError.field(name, key, "each name must be 1 to 100 characters")
         if isinstance(item, bool):
             text_value = "true" if item else "false"
         elif isinstance(item, (int, float)):
