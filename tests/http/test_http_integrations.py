@@ -4,6 +4,8 @@ as ``validation_error`` naming each field, states as 409, runs and their results
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -100,3 +102,41 @@ def test_variables_over_the_wire(api: Api, connection: dict) -> None:
     assert api.request("DELETE", path + "/url").status_code == 409
     assert api.request("DELETE", path + "/colour").status_code == 404
     assert {v["id"]: v["value"] for v in api.request("DELETE", path + "/days").json["data"]}["days"] == "30"
+
+
+def test_a_scanner_file_is_imported_as_a_multipart_part(api: Api) -> None:
+    scanner = api.post("/v1/integrations/connections", {"provider": "scanner-import", "name": "Semgrep"})
+    assert scanner.status_code == 201 and scanner.json["status"] == "active"
+    sarif = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "Semgrep", "rules": [{"id": "sql-injection"}]}},
+                "results": [
+                    {
+                        "ruleId": "sql-injection",
+                        "level": "error",
+                        "message": {"text": "User input reaches a query."},
+                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": "app/db.py"}}}],
+                    }
+                ],
+            }
+        ],
+    }
+    boundary = "scanfile"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="format"\r\n\r\nsarif\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="content"; filename="semgrep.sarif"\r\n'
+            "Content-Type: application/json\r\n\r\n"
+        ).encode()
+        + json.dumps(sarif).encode()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    path = f"/v1/integrations/checks/connections/{scanner.json['id']}/import"
+    run = api.request("POST", path, raw=body, content_type=f"multipart/form-data; boundary={boundary}")
+    assert run.status_code == 201, run.text
+    assert (run.json["checkId"], run.json["trigger"], run.json["failedCount"]) == ("sarif", "import", 1)
+    refused = api.post(path, {"format": "ocsf", "content": base64.b64encode(b"[1, 2]").decode()})
+    error(refused, 400, "validation_error", "content")
+    error(api.post(f"/v1/integrations/checks/connections/{scanner.json['id']}/run"), 409, "conflict", "provider")

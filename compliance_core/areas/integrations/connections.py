@@ -151,6 +151,14 @@ class Integrations:
             ]
         return errors
 
+    @staticmethod
+    def split(manifest: Manifest, credentials: Mapping[str, str]) -> tuple[tuple[Setting, ...], dict[str, str]]:
+        """The credential fields a connection shows (those the manifest marks not secret), and the
+        secret ones, which only a sealed credential version holds."""
+        secret = {field.id for field in manifest.credential_fields if field.secret}
+        shown = tuple(Setting(id=name, value=value) for name, value in credentials.items() if name not in secret)
+        return shown, {name: value for name, value in credentials.items() if name in secret}
+
     def seal(self, tx: Tx, connection: Connection, secrets: Mapping[str, str], now: dt.datetime) -> int:
         """Store ``secrets`` as the connection's next credential version; returns its number."""
         version = connection.credential_version + 1
@@ -261,7 +269,7 @@ class ConnectionService:
         errors += self.integrations.missing_variables(manifest, data.variables, "variables")
         if errors:
             raise ValidationError.every(errors)
-        secret = {field.id for field in manifest.credential_fields if field.secret}
+        shown, secrets = self.integrations.split(manifest, given)
         variables = {**self.integrations.defaults(manifest), **settings_map(data.variables)}
         outcome = self._probe(
             provider, Access(credentials=given, variables=variables, allow_private=self.integrations.allow_private)
@@ -274,7 +282,7 @@ class ConnectionService:
                 organization_id=actor.organization_id,
                 provider=manifest.slug,
                 name=data.name or manifest.name,
-                settings=tuple(setting for setting in data.credentials if setting.id not in secret),
+                settings=shown,
                 variables=data.variables,
                 created_by=actor.principal,
                 created_at=now,
@@ -282,7 +290,6 @@ class ConnectionService:
                 last_tested_at=now,
                 **outcome,
             )
-            secrets = {name: value for name, value in given.items() if name in secret}
             if secrets:
                 connection = attrs.evolve(
                     connection, credential_version=self.integrations.seal(tx, connection, secrets, now)
@@ -398,15 +405,9 @@ class ConnectionService:
             errors += self.integrations.credential_errors(manifest, merged, complete=True) if not errors else []
             if errors:
                 raise ValidationError.every(errors)
-            secret = {field.id for field in manifest.credential_fields if field.secret}
+            shown, secrets = self.integrations.split(manifest, merged)
             now = self.uow.clock.now()
-            changes: dict[str, Any] = {
-                "settings": tuple(
-                    Setting(id=name, value=value) for name, value in merged.items() if name not in secret
-                ),
-                "status": ConnectionStatus.PENDING,
-            }
-            secrets = {name: value for name, value in merged.items() if name in secret}
+            changes: dict[str, Any] = {"settings": shown, "status": ConnectionStatus.PENDING}
             if secrets:
                 changes["credential_version"] = self.integrations.seal(tx, connection, secrets, now)
             self._apply(tx, actor, connection, changes)
