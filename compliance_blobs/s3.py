@@ -39,7 +39,7 @@ from compliance_core.kernel.errors import NotFound, ValidationError
 
 from .urls import query_options, size_option
 
-__all__ = ["DEFAULT_PART_BYTES", "INCOMING", "MIN_PART_BYTES", "S3Blobs", "open_blobs"]
+__all__ = ["DEFAULT_PART_BYTES", "INCOMING", "MIN_PART_BYTES", "S3Blobs", "open_blobs", "s3_client"]
 
 MIN_PART_BYTES = 5 * 1024 * 1024
 """S3's smallest part of a multipart upload (all but the last)."""
@@ -48,6 +48,17 @@ INCOMING = ".incoming/"
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 log = logging.getLogger("compliance_blobs")
+
+
+def s3_client(*, endpoint_url: str | None = None, region: str | None = None, **credentials: str) -> Any:
+    """A boto3 S3 client that retries what S3 documents as transient (500 InternalError, 503
+    SlowDown, throttling, dropped connections) up to five attempts with backoff, where boto3's
+    default gives up after two: a burst of concurrent uploads must not fail on one busy answer."""
+    import boto3  # here, not at import: a platform storing no file never loads boto3
+    from botocore.config import Config
+
+    retries = Config(retries={"mode": "standard", "max_attempts": 5})
+    return boto3.client("s3", endpoint_url=endpoint_url, region_name=region, config=retries, **credentials)
 
 
 class S3Blobs:
@@ -73,9 +84,7 @@ class S3Blobs:
         if part_bytes < MIN_PART_BYTES:
             raise ValueError(f"part_bytes must be at least {MIN_PART_BYTES} (S3's smallest part)")
         if client is None:
-            import boto3  # here, not at import: a platform storing no file never loads boto3
-
-            client = boto3.client("s3", endpoint_url=endpoint_url, region_name=region)
+            client = s3_client(endpoint_url=endpoint_url, region=region)
         self.bucket = bucket
         self.prefix = prefix
         self.max_bytes = max_bytes

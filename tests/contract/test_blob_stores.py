@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from compliance_blobs.local import LocalBlobs
 from compliance_blobs.memory import MemoryBlobs
-from compliance_blobs.s3 import MIN_PART_BYTES, S3Blobs
+from compliance_blobs.s3 import MIN_PART_BYTES, S3Blobs, s3_client
 from compliance_core.kernel.blobs import SNIFF_BYTES, BlobStore, Chunks, open_blobs
 from compliance_core.kernel.errors import NotFound, TooLarge, ValidationError
 
@@ -88,15 +88,7 @@ def moto_url() -> Iterator[str]:
 
 
 def _s3_client(url: str) -> Any:
-    import boto3
-
-    return boto3.client(
-        "s3",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    return s3_client(endpoint_url=url, region="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing")
 
 
 def _local(tmp_path: Path) -> Harness:
