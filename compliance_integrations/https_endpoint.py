@@ -66,6 +66,9 @@ HSTS_MIN_MAX_AGE = 15_552_000
 """180 days: the shortest Strict-Transport-Security max-age accepted."""
 _MAX_REDIRECTS = 5
 _EVIDENCE_TEXT = 300
+_NEVER_RESOLVE = frozenset({"invalid"})
+"""The top-level domain RFC 6761 reserves never to resolve, anywhere (``.test`` may resolve on a
+test network): answered at once, without a DNS query a resolver may take seconds to give up on."""
 """Header values in evidence are cut to this many characters."""
 
 MANIFEST = Manifest(
@@ -286,6 +289,8 @@ class HttpsEndpoint:
             except ValueError:
                 raise ProviderError("ca_bundle holds no valid PEM certificate") from None
             extra_cas = b"".join(cert.public_bytes(serialization.Encoding.DER) for cert in certificates)
+        if host.rstrip(".").lower().rsplit(".", 1)[-1] in _NEVER_RESOLVE:
+            raise ProviderError(f"the host {host} does not resolve (.invalid never resolves, RFC 6761)")
         try:
             addresses = tuple(self._resolver.resolve(host, port))
         except (OSError, UnicodeError) as error:

@@ -508,3 +508,10 @@ def test_weak_or_missing_security_headers_fail(endpoint: HttpsEndpoint, servers:
     # the headers are judged even where the certificate is not trusted (that is the certificate check's verdict)
     expired = endpoint.run("security-headers", access(servers.expired.url))
     assert [result.passed for result in expired] == [False, False, False]
+
+
+def test_an_invalid_name_is_answered_without_asking_the_resolver() -> None:
+    """``.invalid`` never resolves (RFC 6761): no DNS query, which a resolver may take seconds on."""
+    endpoint = HttpsEndpoint(resolver=StaticHosts({"status.example.invalid": ["127.0.0.1"]}), timeout=1.0)
+    with pytest.raises(ProviderError, match="never resolves"):
+        endpoint.test(access("https://status.example.invalid/"))

@@ -52,6 +52,7 @@ from .models import (
     Connection,
     ConnectionFilter,
     ConnectionStatus,
+    settings_map,
 )
 from .providers import Access, CheckSpec, Provider, ProviderError, ResourceResult
 from .scans import MAX_SCAN_BYTES, SCANNER_IMPORT, ScanImport, read_scan
@@ -421,7 +422,12 @@ class CheckService:
             if previous is not None and previous.finding_id is not None:
                 raiser.resolve(tx, connection.organization_id, previous.finding_id, now)
             return None
-        lines = [result.description, f"Remediation: {result.remediation}" if result.remediation else ""]
+        source = settings_map(connection.variables).get("source")
+        lines = [
+            result.description,
+            f"Remediation: {result.remediation}" if result.remediation else "",
+            f"Source: {source}" if source else "",
+        ]
         return raiser.raise_(
             tx,
             self.uow.ids,

@@ -21,7 +21,7 @@ from ...kernel.errors import ValidationError
 from ...kernel.severities import Severity
 from ...kernel.uploads import Upload, file_content
 from ...kernel.validation import choice
-from .providers import Access, AuthType, Category, CheckSpec, Manifest, ProviderError, ResourceResult
+from .providers import Access, AuthType, Category, CheckSpec, Manifest, ProviderError, ResourceResult, Variable
 
 __all__ = [
     "ScanFormat",
@@ -61,6 +61,14 @@ SCANNER_IMPORT = Manifest(
     category=Category.SCANNER,
     auth_type=AuthType.NONE,
     runs=False,
+    variables=(
+        Variable(
+            id="source",
+            label="Where the results come from",
+            default="",
+            help_text="The CI job or scanner console that produced them, named on the findings they open.",
+        ),
+    ),
     checks=(
         CheckSpec(
             id=ScanFormat.SARIF.value,
