@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
 __all__ = ["MarkdownItHtml"]
@@ -29,7 +30,14 @@ class MarkdownItHtml:
         parser = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table").disable("image")
         parser.validateLink = _allowed  # type: ignore[method-assign]  # markdown-it-py documents replacing it
         parser.add_render_rule("link_open", self._link_open)
+        parser.add_render_rule("fence", self._fence)
         self._parser = parser
+
+    @staticmethod
+    def _fence(renderer: Any, tokens: Sequence[Token], index: int, options: Any, env: Any) -> str:
+        """A fenced block as plain ``<pre><code>``: its info string (```` ```python ````) would
+        become a ``class`` attribute, which a comment does not carry (nothing highlights it)."""
+        return f"<pre><code>{escapeHtml(tokens[index].content)}</code></pre>\n"
 
     @staticmethod
     def _link_open(renderer: Any, tokens: Sequence[Token], index: int, options: Any, env: Any) -> str:

@@ -417,3 +417,8 @@ def test_the_area_declares_its_tag_and_its_operations() -> None:
         ("DELETE", "/v1/comments/{comment_id}"),
     }
     assert {op.method for op in AREA.operations if op.authored} == {"update", "delete"}
+
+
+def test_a_fenced_block_with_an_info_string_renders_without_a_class() -> None:
+    """Found by the property above: ```` ```1 ```` rendered ``<code class="language-1">``."""
+    assert render("```python\nprint('<hi>')\n```") == "<pre><code>print('&lt;hi&gt;')\n</code></pre>"
