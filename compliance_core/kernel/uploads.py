@@ -22,11 +22,11 @@ from typing import Any
 
 import attrs
 
-from .blobs import Source
+from .blobs import CHUNK_BYTES, Source
 from .errors import ValidationError
 from .validation import Checked, register_schema, wire_name
 
-__all__ = ["Upload", "file_content", "upload_field", "content_of", "decoded_size"]
+__all__ = ["Upload", "file_content", "upload_field", "content_of", "chunks_of", "decoded_size"]
 
 
 class Upload:
@@ -127,6 +127,17 @@ def content_of(value: str | Upload) -> Source:
     if isinstance(value, Upload):
         return value.source
     return _one(base64.b64decode(value))
+
+
+def chunks_of(source: Source) -> Iterator[bytes]:
+    """The bytes of a file field's source (``content_of``): a binary file object read in chunks,
+    or an iterable of chunks as it is."""
+    read = getattr(source, "read", None)
+    if read is None:
+        yield from source
+        return
+    while chunk := read(CHUNK_BYTES):
+        yield bytes(chunk)
 
 
 def _one(data: bytes) -> Iterator[bytes]:

@@ -23,12 +23,12 @@ import json
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
 from typing import IO, Any
 
 from ...kernel.blobs import CHUNK_BYTES, Source
 from ...kernel.errors import TooLarge
 from ...kernel.signing import Signer
+from ...kernel.uploads import chunks_of
 from .bundle import MANIFEST, PUBLIC_KEY, SIGNATURE, SIGNED_FILES
 from .models import Verification
 
@@ -44,7 +44,7 @@ def spool(source: Source, field: str = "fileData") -> IO[bytes]:
     spooled: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115 (returned)
     size = 0
     try:
-        for chunk in _chunks(source):
+        for chunk in chunks_of(source):
             size += len(chunk)
             if size > MAX_VERIFY_BYTES:
                 raise TooLarge.field(field, size, f"must be at most {MAX_VERIFY_BYTES} bytes")
@@ -54,16 +54,6 @@ def spool(source: Source, field: str = "fileData") -> IO[bytes]:
         raise
     spooled.seek(0)
     return spooled
-
-
-def _chunks(source: Source) -> Iterator[bytes]:
-    """The bytes of an upload: a binary file object read in chunks, or an iterable of chunks."""
-    read = getattr(source, "read", None)
-    if read is None:
-        yield from source
-        return
-    while chunk := read(CHUNK_BYTES):
-        yield bytes(chunk)
 
 
 def verify(upload: IO[bytes], signer: Signer) -> Verification:

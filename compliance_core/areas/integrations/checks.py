@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
+from ...kernel.blobs import Source
 from ...kernel.clock import utc
 from ...kernel.context_history import port_of
 from ...kernel.directory import Directory, every
@@ -33,7 +33,7 @@ from ...kernel.permissions import Actor
 from ...kernel.records import fetch
 from ...kernel.registry import Route, Session
 from ...kernel.uow import Tx, UnitOfWork
-from ...kernel.uploads import content_of
+from ...kernel.uploads import chunks_of, content_of
 from ...kernel.validation import optional_text
 from .connections import CHECK_EVERY, Integrations, usable
 from .models import (
@@ -196,7 +196,7 @@ class CheckService:
             connection = fetch(session, CONNECTIONS, actor.organization_id, connection_id)
         usable(connection, "import results")
         spec = SCANNER_IMPORT.check(data.format.value)
-        content = b"".join(_chunks(content_of(data.content), MAX_SCAN_BYTES))
+        content = _bounded(content_of(data.content), MAX_SCAN_BYTES)
         verdict = _Verdict(spec=spec, results=read_scan(data.format, content), error=None)
         started_at = self.uow.clock.now()
         with self.uow.write(actor) as tx:
@@ -456,14 +456,14 @@ def _call(provider: Provider, spec: CheckSpec, access: Access) -> _Verdict:
         return _Verdict(spec=spec, results=(), error=str(refused)[:2000] or type(refused).__name__)
 
 
-def _chunks(source: Any, limit: int) -> Iterator[bytes]:
+def _bounded(source: Source, limit: int) -> bytes:
     """The bytes of an uploaded file, refused past ``limit`` (a multipart part is streamed)."""
-    total = 0
-    for chunk in source if not hasattr(source, "read") else iter(lambda: source.read(1 << 16), b""):
-        total += len(chunk)
-        if total > limit:
-            raise ValidationError.field("content", total, f"must be a file of at most {limit} bytes")
-        yield chunk
+    data = bytearray()
+    for chunk in chunks_of(source):
+        data += chunk
+        if len(data) > limit:
+            raise ValidationError.field("content", len(data), f"must be a file of at most {limit} bytes")
+    return bytes(data)
 
 
 def _run_of(session: Session, organization_id: str, connection_id: str, check_run_id: str) -> CheckRun:

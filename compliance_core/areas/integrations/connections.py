@@ -196,8 +196,12 @@ class Integrations:
     def access(self, session: Session, connection: Connection) -> tuple[Provider, Access]:
         provider = self.provider(connection.provider)
         credentials = {**settings_map(connection.settings), **self.secrets(session, connection)}
-        variables = {**self.defaults(provider.manifest), **settings_map(connection.variables)}
-        return provider, Access(credentials=credentials, variables=variables, allow_private=self.allow_private)
+        return provider, self.access_of(provider.manifest, credentials, connection.variables)
+
+    def access_of(self, manifest: Manifest, credentials: Mapping[str, str], variables: Sequence[Setting]) -> Access:
+        """What a provider works with: the credentials, the variables over their defaults."""
+        values = {**self.defaults(manifest), **settings_map(variables)}
+        return Access(credentials=credentials, variables=values, allow_private=self.allow_private)
 
 
 def _purpose(connection: Connection) -> str:
@@ -272,10 +276,7 @@ class ConnectionService:
         if errors:
             raise ValidationError.every(errors)
         shown, secrets = self.integrations.split(manifest, given)
-        variables = {**self.integrations.defaults(manifest), **settings_map(data.variables)}
-        outcome = self._probe(
-            provider, Access(credentials=given, variables=variables, allow_private=self.integrations.allow_private)
-        )
+        outcome = self._probe(provider, self.integrations.access_of(manifest, given, data.variables))
         now = self.uow.clock.now()
 
         def make() -> Connection:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -125,7 +126,7 @@ _SETTINGS = register_schema(
 )
 
 
-def settings_map(settings: tuple[Setting, ...]) -> dict[str, str]:
+def settings_map(settings: Iterable[Setting]) -> dict[str, str]:
     return {setting.id: setting.value for setting in settings}
 
 

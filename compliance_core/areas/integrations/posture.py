@@ -6,6 +6,7 @@ run keeps the verdicts before it. The trend is the connection's recent runs, old
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Iterable
 
 import attrs
@@ -165,15 +166,12 @@ class CloudSecurityService:
 
 
 def _count(failing: list[CheckResult]) -> FailingBySeverity:
-    counts = {severity.value: 0 for severity in Severity}
-    for result in failing:
-        counts[(result.severity or Severity.MEDIUM).value] += 1
-    return FailingBySeverity(**counts)
+    counts = Counter((result.severity or Severity.MEDIUM).value for result in failing)
+    return FailingBySeverity(**{severity.value: counts[severity.value] for severity in Severity})
 
 
 def _add(parts: Iterable[FailingBySeverity]) -> FailingBySeverity:
-    totals = {severity.value: 0 for severity in Severity}
+    counts = Counter({severity.value: 0 for severity in Severity})
     for part in parts:
-        for severity in Severity:
-            totals[severity.value] += getattr(part, severity.value)
-    return FailingBySeverity(**totals)
+        counts.update(attrs.asdict(part))
+    return FailingBySeverity(**counts)
